@@ -1,0 +1,133 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// ControlPath is the prefix of the sandbox's own control surface, outside the API prefix.
+const ControlPath = "/_sandbox"
+
+func (s *Server) controlRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST "+ControlPath+"/reset", s.handleReset)
+	mux.HandleFunc("PUT "+ControlPath+"/workspaces/{id}/balance", s.handleSetBalance)
+	mux.HandleFunc("GET "+ControlPath+"/journal", s.handleJournal)
+	mux.HandleFunc("POST "+ControlPath+"/transcriptions/{id}/lock", s.handleLock)
+	mux.HandleFunc("GET "+ControlPath+"/workspaces", s.handleWorkspaces)
+}
+
+// handleReset wipes the state and re-applies the seed. Generated keys are returned once.
+func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
+	keys, err := s.Reset(r.Context())
+	if err != nil {
+		internalError(w, r, err)
+		return
+	}
+	out := []map[string]string{}
+	for _, k := range keys {
+		out = append(out, map[string]string{"workspace": k.Workspace, "member": k.Member, "key": k.Key})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"reset": true, "generated_keys": out})
+}
+
+// handleSetBalance sets a workspace's available minutes: {"available_minutes": 120}.
+func (s *Server) handleSetBalance(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		AvailableMinutes *float64 `json:"available_minutes"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.AvailableMinutes == nil || *body.AvailableMinutes < 0 {
+		writeError(w, r, http.StatusUnprocessableEntity, "invalid_body", "body must be {\"available_minutes\": number >= 0}", nil)
+		return
+	}
+	res, err := s.db.ExecContext(r.Context(), `UPDATE workspaces SET balance_minutes = ? WHERE id = ?`, *body.AvailableMinutes, r.PathValue("id"))
+	if err != nil {
+		internalError(w, r, err)
+		return
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		writeError(w, r, http.StatusNotFound, "workspace_not_found", "no such workspace", nil)
+		return
+	}
+	s.wake()
+	writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "available_minutes": *body.AvailableMinutes})
+}
+
+// handleLock turns a transcription into a locked preview (403 transcription_locked).
+func (s *Server) handleLock(w http.ResponseWriter, r *http.Request) {
+	res, err := s.db.ExecContext(r.Context(), `UPDATE transcriptions SET locked = 1 WHERE id = ?`, r.PathValue("id"))
+	if err != nil {
+		internalError(w, r, err)
+		return
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		writeError(w, r, http.StatusNotFound, "not_found", "transcription not found", nil)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleWorkspaces lists workspaces with their balance, for demos and tests.
+func (s *Server) handleWorkspaces(w http.ResponseWriter, r *http.Request) {
+	rows, err := s.db.QueryContext(r.Context(), `SELECT id, name, plan, balance_minutes FROM workspaces ORDER BY name`)
+	if err != nil {
+		internalError(w, r, err)
+		return
+	}
+	defer rows.Close()
+	items := []map[string]any{}
+	for rows.Next() {
+		var id, name, plan string
+		var bal float64
+		if err := rows.Scan(&id, &name, &plan, &bal); err != nil {
+			internalError(w, r, err)
+			return
+		}
+		items = append(items, map[string]any{"id": id, "name": name, "plan": plan, "available_minutes": roundMinutes(bal)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+// JournalEntry is one request the sandbox answered, as GET /_sandbox/journal lists it. Keys
+// appear only by their last four characters.
+type JournalEntry struct {
+	Seq            int64   `json:"seq"`
+	At             string  `json:"at"`
+	Method         string  `json:"method"`
+	Path           string  `json:"path"`
+	Query          string  `json:"query"`
+	KeyLast4       string  `json:"key_last4"`
+	IdempotencyKey string  `json:"idempotency_key"`
+	Status         int     `json:"status"`
+	Code           string  `json:"code"`
+	Fault          string  `json:"fault"`
+	DurationMS     float64 `json:"duration_ms"`
+}
+
+// handleJournal lists the request journal, newest last: ?since=<seq>&limit=<n> (default 1000).
+func (s *Server) handleJournal(w http.ResponseWriter, r *http.Request) {
+	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
+	if err != nil || limit <= 0 {
+		limit = 1000
+	}
+	rows, err := s.db.QueryContext(r.Context(), `SELECT seq, at, method, path, query, key_last4, idem_key, status, code, fault, duration_ms
+		FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, since, limit)
+	if err != nil {
+		internalError(w, r, err)
+		return
+	}
+	defer rows.Close()
+	items := []JournalEntry{}
+	for rows.Next() {
+		var e JournalEntry
+		var at int64
+		if err := rows.Scan(&e.Seq, &at, &e.Method, &e.Path, &e.Query, &e.KeyLast4, &e.IdempotencyKey, &e.Status, &e.Code, &e.Fault, &e.DurationMS); err != nil {
+			internalError(w, r, err)
+			return
+		}
+		e.At = fmtTime(at)
+		items = append(items, e)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
