@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -22,8 +23,9 @@ func (s *Server) checkReportQuota(w http.ResponseWriter, r *http.Request, ws *wo
 	ctx := r.Context()
 	now := s.now()
 	midnight := now.Truncate(24 * time.Hour)
-	var today, pending int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM reports WHERE workspace_id = ? AND created_at >= ?`, ws.ID, midnight.UnixNano()).Scan(&today); err != nil {
+	var pending int
+	today, err := dailyCount(ctx, s.db, ws.ID, "reports", now)
+	if err != nil {
 		internalError(w, r, err)
 		return false
 	}
@@ -139,6 +141,9 @@ func (s *Server) handleRequestReports(w http.ResponseWriter, r *http.Request) {
 			}
 			out = append(out, reportRef{ID: id, Slug: pr.Slug, Status: "queued"})
 		}
+		if err := countDaily(ctx, tx, t.WorkspaceID, "reports", len(fresh), s.now()); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `UPDATE transcriptions SET updated_at = ? WHERE id = ?`, now, t.ID)
 		return err
 	})
@@ -148,4 +153,22 @@ func (s *Server) handleRequestReports(w http.ResponseWriter, r *http.Request) {
 	}
 	s.wake()
 	writeJSON(w, http.StatusAccepted, map[string]any{"reports": out})
+}
+
+// dailyCount returns how many of kind (uploads, reports) the workspace made on now's UTC day.
+func dailyCount(ctx context.Context, q queryer, wsID, kind string, now time.Time) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM daily_counts WHERE workspace_id = ? AND day = ? AND kind = ?`,
+		wsID, now.UTC().Format("2006-01-02"), kind).Scan(&n)
+	return n, err
+}
+
+// countDaily adds n to the workspace's count of kind for now's UTC day.
+func countDaily(ctx context.Context, q queryer, wsID, kind string, n int, now time.Time) error {
+	if n == 0 {
+		return nil
+	}
+	_, err := q.ExecContext(ctx, `INSERT INTO daily_counts (workspace_id, day, kind, n) VALUES (?,?,?,?)
+		ON CONFLICT (workspace_id, day, kind) DO UPDATE SET n = n + excluded.n`, wsID, now.UTC().Format("2006-01-02"), kind, n)
+	return err
 }

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -112,15 +114,29 @@ func (s *Server) journal(r *http.Request, status int, info *requestInfo, d time.
 	if !isAPIPath(r.URL.Path) {
 		return
 	}
-	q := r.URL.Query()
-	q.Del("api_key")
-	q.Del("key")
-	q.Del("access_token")
 	_, err := s.db.ExecContext(context.Background(), `INSERT INTO journal (at, method, path, query, key_last4, idem_key,
 		status, code, fault, duration_ms) VALUES (?,?,?,?,?,?,?,?,?,?)`, s.now().UnixNano(), r.Method, r.URL.Path,
-		q.Encode(), info.keyLast, r.Header.Get("Idempotency-Key"), status, info.code, info.fault,
+		redactQuery(r.URL.Query()), info.keyLast, r.Header.Get("Idempotency-Key"), status, info.code, info.fault,
 		float64(d.Microseconds())/1000)
 	if err != nil {
 		s.opts.Logf("sandbox: journal: %v", err)
 	}
+}
+
+// redactQuery encodes q for the journal with credentials replaced: values of parameters named
+// like credentials and values that look like keys or tokens.
+func redactQuery(q url.Values) string {
+	for name, vals := range q {
+		for i, v := range vals {
+			switch strings.ToLower(name) {
+			case "api_key", "apikey", "key", "access_token", "token":
+				vals[i] = "[redacted]"
+			default:
+				if looksLikeSecret(v) {
+					vals[i] = "[redacted]"
+				}
+			}
+		}
+	}
+	return q.Encode()
 }

@@ -179,7 +179,7 @@ func (s *Server) seedIfEmpty(ctx context.Context) error {
 func (s *Server) Reset(ctx context.Context) ([]GeneratedKey, error) {
 	s.removeAllMedia(ctx)
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, t := range []string{"journal", "idempotency", "reports", "transcriptions", "api_keys", "prompts",
+		for _, t := range []string{"daily_counts", "journal", "idempotency", "reports", "transcriptions", "api_keys", "prompts",
 			"project_members", "projects", "identities", "members", "workspaces"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 				return fmt.Errorf("reset %s: %w", t, err)

@@ -152,3 +152,13 @@ CREATE TABLE IF NOT EXISTS journal (
     fault        TEXT NOT NULL,
     duration_ms  REAL NOT NULL
 );
+
+-- Daily counters of the anti-abuse caps (uploads, reports); deleting a transcription does not
+-- give its count back.
+CREATE TABLE IF NOT EXISTS daily_counts (
+    workspace_id TEXT NOT NULL,
+    day          TEXT NOT NULL, -- YYYY-MM-DD, UTC
+    kind         TEXT NOT NULL, -- uploads | reports
+    n            INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, day, kind)
+);

@@ -364,6 +364,7 @@ func (s *Server) checkQuotas(w http.ResponseWriter, r *http.Request, ws *workspa
 	midnight := now.Truncate(24 * time.Hour)
 	untilMidnight := int(midnight.Add(24*time.Hour).Sub(now).Seconds()) + 1
 	var queued, today int
+	var err error
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM transcriptions WHERE workspace_id = ? AND status = 'queued'`, ws.ID).Scan(&queued); err != nil {
 		internalError(w, r, err)
 		return false
@@ -372,7 +373,7 @@ func (s *Server) checkQuotas(w http.ResponseWriter, r *http.Request, ws *workspa
 		writeRetryError(w, r, http.StatusTooManyRequests, "too_many_queued_files", fmt.Sprintf("%d files already wait in queued", queued), 30, nil)
 		return false
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM transcriptions WHERE workspace_id = ? AND created_at >= ?`, ws.ID, midnight.UnixNano()).Scan(&today); err != nil {
+	if today, err = dailyCount(ctx, s.db, ws.ID, "uploads", now); err != nil {
 		internalError(w, r, err)
 		return false
 	}
@@ -458,8 +459,14 @@ func (s *Server) insertUpload(ctx context.Context, p *principal, u *uploadReques
 		if err != nil {
 			return fmt.Errorf("insert transcription: %w", err)
 		}
+		if err := countDaily(ctx, tx, p.workspaceID, "uploads", 1, s.now()); err != nil {
+			return err
+		}
 		if status == "failed" {
 			return nil
+		}
+		if err := countDaily(ctx, tx, p.workspaceID, "reports", len(u.prompts), s.now()); err != nil {
+			return err
 		}
 		for _, pr := range u.prompts {
 			id := newID()
