@@ -238,7 +238,9 @@ func (h *harness) do(rq req) *response {
 	return &response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
-func (h *harness) get(key, path string) *response { return h.do(req{method: "GET", path: path, key: key}) }
+func (h *harness) get(key, path string) *response {
+	return h.do(req{method: "GET", path: path, key: key})
+}
 
 // upload sends file bytes named name with extra headers and query.
 func (h *harness) upload(key, name, query string, file []byte, headers map[string]string) *response {

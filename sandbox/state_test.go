@@ -53,7 +53,11 @@ func TestStateMachine(t *testing.T) {
 		t.Errorf("duration_seconds = %v, want 3600", d)
 	}
 	// Minutes were reserved at processing start and kept.
-	var ws struct{ Balance struct{ AvailableMinutes float64 `json:"available_minutes"` } }
+	var ws struct {
+		Balance struct {
+			AvailableMinutes float64 `json:"available_minutes"`
+		}
+	}
 	h.get(ownerKey, "/workspace").json(t, &ws)
 	if ws.Balance.AvailableMinutes != 540 {
 		t.Errorf("balance after a one-hour file = %v, want 540", ws.Balance.AvailableMinutes)
@@ -132,7 +136,11 @@ func TestInsufficientBalanceAndRefunds(t *testing.T) {
 
 func balance(t *testing.T, h *harness) float64 {
 	t.Helper()
-	var ws struct{ Balance struct{ AvailableMinutes float64 `json:"available_minutes"` } }
+	var ws struct {
+		Balance struct {
+			AvailableMinutes float64 `json:"available_minutes"`
+		}
+	}
 	h.get(ownerKey, "/workspace").json(t, &ws)
 	return ws.Balance.AvailableMinutes
 }

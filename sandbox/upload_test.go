@@ -227,7 +227,11 @@ func TestIdempotency(t *testing.T) {
 		t.Errorf("retry after success = %d %+v, want 200 with the original %+v", again.status, u2, u1)
 	}
 	h.waitDone(ownerKey, u1.UUID)
-	var ws struct{ Balance struct{ AvailableMinutes float64 `json:"available_minutes"` } }
+	var ws struct {
+		Balance struct {
+			AvailableMinutes float64 `json:"available_minutes"`
+		}
+	}
 	h.get(ownerKey, "/workspace").json(t, &ws)
 	if ws.Balance.AvailableMinutes != 599 {
 		t.Errorf("balance after one 1-minute file uploaded twice = %v, want 599", ws.Balance.AvailableMinutes)
