@@ -67,23 +67,53 @@ func (s *Server) handleLock(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// handleWorkspaces lists workspaces with their balance, for demos and tests.
+// WorkspaceState is one workspace as GET /_sandbox/workspaces shows it: balance and the count
+// of transcriptions by status, for demos and tests.
+type WorkspaceState struct {
+	ID               string         `json:"id"`
+	Name             string         `json:"name"`
+	Plan             string         `json:"plan"`
+	AvailableMinutes float64        `json:"available_minutes"`
+	Transcriptions   map[string]int `json:"transcriptions"`
+}
+
 func (s *Server) handleWorkspaces(w http.ResponseWriter, r *http.Request) {
-	rows, err := s.db.QueryContext(r.Context(), `SELECT id, name, plan, balance_minutes FROM workspaces ORDER BY name`)
+	ctx := r.Context()
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name, plan, balance_minutes FROM workspaces ORDER BY name`)
 	if err != nil {
 		internalError(w, r, err)
 		return
 	}
-	defer rows.Close()
-	items := []map[string]any{}
+	items := []*WorkspaceState{}
+	byID := map[string]*WorkspaceState{}
 	for rows.Next() {
-		var id, name, plan string
-		var bal float64
-		if err := rows.Scan(&id, &name, &plan, &bal); err != nil {
+		ws := &WorkspaceState{Transcriptions: map[string]int{}}
+		if err := rows.Scan(&ws.ID, &ws.Name, &ws.Plan, &ws.AvailableMinutes); err != nil {
+			rows.Close()
 			internalError(w, r, err)
 			return
 		}
-		items = append(items, map[string]any{"id": id, "name": name, "plan": plan, "available_minutes": roundMinutes(bal)})
+		ws.AvailableMinutes = roundMinutes(ws.AvailableMinutes)
+		items = append(items, ws)
+		byID[ws.ID] = ws
+	}
+	rows.Close()
+	counts, err := s.db.QueryContext(ctx, `SELECT workspace_id, status, COUNT(*) FROM transcriptions GROUP BY workspace_id, status`)
+	if err != nil {
+		internalError(w, r, err)
+		return
+	}
+	defer counts.Close()
+	for counts.Next() {
+		var id, status string
+		var n int
+		if err := counts.Scan(&id, &status, &n); err != nil {
+			internalError(w, r, err)
+			return
+		}
+		if ws := byID[id]; ws != nil {
+			ws.Transcriptions[status] = n
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items})
 }

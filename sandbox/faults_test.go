@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/transcript-bridge/bridge/internal/openapitest"
 )
 
 func TestParseFaults(t *testing.T) {
@@ -44,7 +46,7 @@ func TestForcedFaults(t *testing.T) {
 	file := wav(2, 0, 1)
 	// Fresh connections: Go's transport retries a request carrying Idempotency-Key once when a
 	// reused connection breaks, which would hide the injected reset.
-	client := &http.Client{Transport: &validatingTransport{t: t, v: openAPIValidator(t), next: &http.Transport{DisableKeepAlives: true}}}
+	client := &http.Client{Transport: &openapitest.Transport{T: t, Spec: OpenAPI, Prefix: BasePath, Next: &http.Transport{DisableKeepAlives: true}}}
 	up := func(fault, idem string) (*http.Response, error) {
 		rq, _ := http.NewRequest("POST", h.base+"/transcriptions", bytes.NewReader(file))
 		rq.Header.Set("Authorization", "Bearer "+ownerKey)

@@ -16,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/transcript-bridge/bridge/internal/openapitest"
 )
 
 // Keys of testdata/seed.yaml.
@@ -68,36 +67,6 @@ type harness struct {
 	http  *http.Client
 }
 
-var (
-	specOnce sync.Once
-	specV    validator.Validator
-	specErr  error
-)
-
-func openAPIValidator(t testing.TB) validator.Validator {
-	specOnce.Do(func() {
-		doc, err := libopenapi.NewDocument(OpenAPI)
-		if err != nil {
-			specErr = err
-			return
-		}
-		v, errs := validator.NewValidator(doc)
-		if len(errs) > 0 {
-			specErr = fmt.Errorf("%v", errs)
-			return
-		}
-		if ok, verrs := v.ValidateDocument(); !ok {
-			specErr = fmt.Errorf("openapi.yaml is not a valid OpenAPI 3.1 document: %v", verrs)
-			return
-		}
-		specV = v
-	})
-	if specErr != nil {
-		t.Fatalf("OpenAPI description: %v", specErr)
-	}
-	return specV
-}
-
 type harnessOption func(*Options)
 
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
@@ -124,48 +93,12 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	}
 	ts := httptest.NewServer(srv)
 	h := &harness{t: t, srv: srv, ts: ts, base: ts.URL + BasePath, clock: clock}
-	h.http = &http.Client{Transport: &validatingTransport{t: t, v: openAPIValidator(t), next: http.DefaultTransport}}
+	h.http = &http.Client{Transport: &openapitest.Transport{T: t, Spec: OpenAPI, Prefix: BasePath, Skip: []string{"/openapi.yaml"}}}
 	t.Cleanup(func() {
 		ts.Close()
 		srv.Close()
 	})
 	return h
-}
-
-// validatingTransport checks every API answer against the OpenAPI description.
-type validatingTransport struct {
-	t    testing.TB
-	v    validator.Validator
-	next http.RoundTripper
-}
-
-func (vt *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := vt.next.RoundTrip(req)
-	if err != nil || !strings.Contains(req.URL.Path, BasePath) || strings.HasSuffix(req.URL.Path, "openapi.yaml") {
-		return resp, err
-	}
-	body, rerr := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if rerr != nil {
-		return nil, rerr
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	// The validator reads the body: give it its own copy.
-	check := *resp
-	check.Body = io.NopCloser(bytes.NewReader(body))
-	vreq := req.Clone(req.Context())
-	vreq.Body = http.NoBody
-	if ok, errs := vt.v.ValidateHttpResponse(vreq, &check); !ok {
-		var msgs []string
-		for _, e := range errs {
-			msgs = append(msgs, e.Error())
-			for _, se := range e.SchemaValidationErrors {
-				msgs = append(msgs, "  "+se.Reason+" at "+se.Location)
-			}
-		}
-		vt.t.Errorf("%s %s → %d does not match openapi.yaml:\n%s\nbody: %.500s", req.Method, req.URL.Path, resp.StatusCode, strings.Join(msgs, "\n"), body)
-	}
-	return resp, nil
 }
 
 // response is a finished answer.

@@ -5,12 +5,14 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/transcript-bridge/bridge/internal/openapitest"
 )
 
 // TestOpenAPIValidatorCatchesDrift proves the validation every other test relies on can fail:
 // answers that break the description are reported.
 func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
-	v := openAPIValidator(t)
+	v := openapitest.Validator(t, OpenAPI)
 	tests := []struct {
 		method, path string
 		status       int

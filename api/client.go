@@ -1,0 +1,339 @@
+// Package api is the typed Go client of the transcription API: every endpoint of the reference,
+// errors carrying the upstream code, retries with full jitter that honour Retry-After, idempotent
+// streaming uploads in constant memory, list iterators, wait helpers, and client-side rate limits
+// that keep a busy caller under the service's limits by construction.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-resty/resty/v2"
+	"golang.org/x/time/rate"
+)
+
+// Config configures a Client. Zero values take the defaults named on each field.
+type Config struct {
+	// BaseURL ends with the versioned developer prefix, e.g. https://host/developer/v1. Required.
+	BaseURL string
+	// Key is the API key (mk_live_...). Required. It is sent only in the Authorization header
+	// and never appears in errors or logs.
+	Key string
+	// HTTPClient sends the requests (default: a client with sane transport timeouts and no
+	// overall timeout, since uploads may last long; contexts bound each call).
+	HTTPClient *http.Client
+	// MaxAttempts bounds the tries of one call, the first included (default 8).
+	MaxAttempts int
+	// MinBackoff and MaxBackoff bound the exponential backoff with full jitter (defaults 500 ms, 30 s).
+	MinBackoff, MaxBackoff time.Duration
+	// MaxRetryAfter is the longest Retry-After the client waits inside a call; a longer one (a
+	// daily quota pointing to midnight) is returned to the caller at once (default 2 min).
+	MaxRetryAfter time.Duration
+	// DataPerMinute and DeletesPerMinute are the client-side rate limits per key (defaults 500
+	// and 30, the reference's figures). Negative disables the limiter.
+	DataPerMinute, DeletesPerMinute int
+	// MaxConcurrentUploads caps simultaneous uploads (default 10, the reference's per-key cap).
+	MaxConcurrentUploads int
+	// PollMin and PollMax bound the jittered polling interval of Wait (defaults 5 s and 10 s).
+	PollMin, PollMax time.Duration
+	// UserAgent is sent with every request (default "transcript-bridge").
+	UserAgent string
+}
+
+func (c *Config) setDefaults() {
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   15 * time.Second,
+			ResponseHeaderTimeout: 5 * time.Minute, // a 2 GB body is received before the answer
+			IdleConnTimeout:       90 * time.Second,
+			MaxIdleConnsPerHost:   16,
+		}}
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 8
+	}
+	if c.MinBackoff == 0 {
+		c.MinBackoff = 500 * time.Millisecond
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = 30 * time.Second
+	}
+	if c.MaxRetryAfter == 0 {
+		c.MaxRetryAfter = 2 * time.Minute
+	}
+	if c.DataPerMinute == 0 {
+		c.DataPerMinute = 500
+	}
+	if c.DeletesPerMinute == 0 {
+		c.DeletesPerMinute = 30
+	}
+	if c.MaxConcurrentUploads == 0 {
+		c.MaxConcurrentUploads = 10
+	}
+	if c.PollMin == 0 {
+		c.PollMin = 5 * time.Second
+	}
+	if c.PollMax == 0 {
+		c.PollMax = 10 * time.Second
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = "transcript-bridge"
+	}
+}
+
+// Validate reports the first field that is missing or out of range.
+func (c *Config) Validate() error {
+	u, err := url.Parse(c.BaseURL)
+	switch {
+	case c.BaseURL == "":
+		return errors.New("api: base URL is required")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("api: base URL %q is not an http(s) URL", c.BaseURL)
+	case u.User != nil || u.RawQuery != "":
+		return errors.New("api: base URL must not carry credentials or a query")
+	case c.Key == "":
+		return errors.New("api: key is required")
+	case strings.ContainsAny(c.Key, " \r\n\t"):
+		return errors.New("api: key contains whitespace")
+	case c.MaxAttempts < 1:
+		return errors.New("api: max attempts must be at least 1")
+	case c.MinBackoff > c.MaxBackoff:
+		return errors.New("api: min backoff exceeds max backoff")
+	case c.PollMin > c.PollMax:
+		return errors.New("api: poll min exceeds poll max")
+	}
+	return nil
+}
+
+// Client is the transcription API client. It is safe for concurrent use.
+type Client struct {
+	cfg       Config
+	r         *resty.Client
+	base      string
+	data      *rate.Limiter
+	deletes   *rate.Limiter
+	uploadSem chan struct{}
+}
+
+// New returns a client; it fails when the configuration is incomplete.
+func New(cfg Config) (*Client, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	r := resty.NewWithClient(cfg.HTTPClient).
+		SetBaseURL(base).
+		SetAuthToken(cfg.Key).
+		SetHeader("User-Agent", cfg.UserAgent).
+		SetHeader("Accept", "application/json").
+		SetRetryCount(0) // retries are ours: they honour Retry-After and idempotency
+	return &Client{
+		cfg:       cfg,
+		r:         r,
+		base:      base,
+		data:      limiter(cfg.DataPerMinute),
+		deletes:   limiter(cfg.DeletesPerMinute),
+		uploadSem: make(chan struct{}, cfg.MaxConcurrentUploads),
+	}, nil
+}
+
+// limiter allows at most perMinute requests in any one-minute window: a token bucket of a fifth
+// of the figure, refilled at the other four fifths per minute, so that a full bucket plus a
+// minute of refill never exceeds perMinute (500/min: bursts of 100, then 400/min sustained).
+func limiter(perMinute int) *rate.Limiter {
+	if perMinute < 0 {
+		return nil
+	}
+	burst := max(1, perMinute/5)
+	return rate.NewLimiter(rate.Limit(float64(perMinute-burst)/60), burst)
+}
+
+const (
+	classData   = "data"
+	classDelete = "delete"
+)
+
+func (c *Client) wait(ctx context.Context, class string) error {
+	l := c.data
+	if class == classDelete {
+		l = c.deletes
+	}
+	if l == nil {
+		return nil
+	}
+	return l.Wait(ctx)
+}
+
+// call is one API operation.
+type call struct {
+	op     string // names the operation in errors: "get transcription 1234"
+	method string
+	path   string
+	query  url.Values
+	body   any
+	class  string
+	out    any  // decoded from a 2xx JSON answer
+	stream bool // keep the answer's body open for the caller
+	// goneOK treats a 404 after a failed attempt as success (a retried DELETE whose first
+	// attempt landed).
+	goneOK bool
+}
+
+// do runs a call with retries and returns the final answer (2xx). Errors are wrapped with the
+// operation; the *Error inside carries the status and upstream code.
+func (c *Client) do(ctx context.Context, cl call) (*resty.Response, error) {
+	var lastErr error
+	retried := false
+	for attempt := 1; ; attempt++ {
+		if err := c.wait(ctx, cl.class); err != nil {
+			return nil, fmt.Errorf("%s: %w", cl.op, ctxErr(ctx, err, lastErr))
+		}
+		req := c.r.R().SetContext(ctx).SetDoNotParseResponse(true)
+		if cl.query != nil {
+			req.SetQueryParamsFromValues(cl.query)
+		}
+		if cl.body != nil {
+			req.SetHeader("Content-Type", "application/json").SetBody(cl.body)
+		}
+		resp, err := req.Execute(cl.method, cl.path)
+		var retryAfter time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%s: %w", cl.op, ctx.Err())
+			}
+			lastErr = scrub(err, c.cfg.Key)
+			if !retryableNetErr(err) {
+				return nil, fmt.Errorf("%s: %w", cl.op, lastErr)
+			}
+		case resp.StatusCode() >= 200 && resp.StatusCode() < 300:
+			if cl.stream {
+				return resp, nil
+			}
+			defer resp.RawBody().Close()
+			if cl.out != nil {
+				if err := json.NewDecoder(resp.RawBody()).Decode(cl.out); err != nil {
+					return nil, fmt.Errorf("%s: decode answer: %w", cl.op, err)
+				}
+			}
+			return resp, nil
+		default:
+			apiErr := readError(resp.RawResponse)
+			if cl.goneOK && retried && apiErr.Status == http.StatusNotFound {
+				return resp, nil
+			}
+			lastErr = apiErr
+			retryAfter = apiErr.RetryAfter
+			if !retryableStatus(apiErr) || retryAfter > c.cfg.MaxRetryAfter {
+				return nil, fmt.Errorf("%s: %w", cl.op, apiErr)
+			}
+		}
+		if attempt >= c.cfg.MaxAttempts {
+			return nil, fmt.Errorf("%s: giving up after %d attempts: %w", cl.op, attempt, lastErr)
+		}
+		retried = true
+		if err := sleep(ctx, c.backoff(attempt, retryAfter)); err != nil {
+			return nil, fmt.Errorf("%s: %w", cl.op, ctxErr(ctx, err, lastErr))
+		}
+	}
+}
+
+// backoff is exponential with full jitter; a Retry-After is waited in full, plus jitter.
+func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	ceiling := c.cfg.MinBackoff << min(attempt-1, 20)
+	if ceiling > c.cfg.MaxBackoff || ceiling <= 0 {
+		ceiling = c.cfg.MaxBackoff
+	}
+	d := time.Duration(rand.Int64N(int64(ceiling) + 1))
+	if retryAfter > 0 {
+		d = retryAfter + time.Duration(rand.Int64N(int64(c.cfg.MinBackoff)+1))
+	}
+	return d
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ctxErr joins a context end with the last failure seen, so the caller learns both.
+func ctxErr(ctx context.Context, err, last error) error {
+	if last != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w (last failure: %v)", ctx.Err(), last)
+	}
+	return err
+}
+
+// retryableStatus: 429, 5xx, 408 and 409 idempotency_conflict are retried; every other 4xx is
+// final.
+func retryableStatus(e *Error) bool {
+	switch {
+	case e.Status == http.StatusTooManyRequests, e.Status >= 500, e.Status == http.StatusRequestTimeout:
+		return true
+	case e.Status == http.StatusConflict && e.Code == "idempotency_conflict":
+		return true
+	}
+	return false
+}
+
+// retryableNetErr reports transport failures worth another attempt: resets, refused or broken
+// connections, unexpected EOFs and timeouts.
+func retryableNetErr(err error) bool {
+	var ne net.Error
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE), errors.As(err, &ne):
+		return true
+	}
+	var ue *url.Error
+	return errors.As(err, &ue) // any other transport failure of a request that never got an answer
+}
+
+// readError turns a non-2xx answer into *Error, keeping unknown codes verbatim. It reads at
+// most 64 KiB of the body and closes it.
+func readError(resp *http.Response) *Error {
+	defer resp.Body.Close()
+	e := &Error{Status: resp.StatusCode}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var wire struct {
+		Code    string         `json:"code"`
+		Message string         `json:"message"`
+		Detail  map[string]any `json:"detail"`
+	}
+	if json.Unmarshal(body, &wire) == nil {
+		e.Code, e.Message, e.Detail = wire.Code, wire.Message, wire.Detail
+	} else if len(body) > 0 {
+		e.Message = strings.TrimSpace(string(body[:min(len(body), 200)]))
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if secs, err := strconv.Atoi(ra); err == nil && secs >= 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		} else if t, err := http.ParseTime(ra); err == nil {
+			e.RetryAfter = max(0, time.Until(t))
+		}
+	}
+	return e
+}
