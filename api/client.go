@@ -58,6 +58,7 @@ func (c *Config) setDefaults() {
 			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			TLSHandshakeTimeout:   15 * time.Second,
 			ResponseHeaderTimeout: 5 * time.Minute, // a 2 GB body is received before the answer
+			ExpectContinueTimeout: 3 * time.Second,
 			IdleConnTimeout:       90 * time.Second,
 			MaxIdleConnsPerHost:   16,
 		}}

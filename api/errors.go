@@ -87,4 +87,6 @@ type ValidationError struct {
 	Message string
 }
 
-func (e *ValidationError) Error() string { return fmt.Sprintf("%s: %s (%s)", e.Field, e.Message, e.Code) }
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("%s: %s (%s)", e.Field, e.Message, e.Code)
+}

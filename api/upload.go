@@ -227,6 +227,9 @@ func (c *Client) uploadOnce(ctx context.Context, target string, header http.Head
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Content-Type", "application/octet-stream")
+	// Ask before sending the body: refusals (409 in flight, 429, 402, 4xx) then cost no bytes and
+	// leave a single-use body unread. A server that ignores it gets the body after the timeout.
+	req.Header.Set("Expect", "100-continue")
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if cr.err != nil {
 		if resp != nil {

@@ -65,7 +65,7 @@ func (c *Client) PutIdentity(ctx context.Context, userID string, id Identity) (c
 // external id is path-escaped (it may hold "/" and ":").
 func (c *Client) DeleteIdentity(ctx context.Context, userID, provider, externalID string) error {
 	_, err := c.do(ctx, call{op: fmt.Sprintf("delete identity %s:%s of member %s", provider, externalID, userID), method: "DELETE",
-		path: "/workspace/members/" + url.PathEscape(userID) + "/identities/" + escapeSegment(provider) + "/" + escapeSegment(externalID),
+		path:  "/workspace/members/" + url.PathEscape(userID) + "/identities/" + escapeSegment(provider) + "/" + escapeSegment(externalID),
 		class: classData})
 	return err
 }

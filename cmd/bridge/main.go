@@ -80,6 +80,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
-	root.AddCommand(newSandboxCmd())
+	root.AddCommand(newSandboxCmd(), newAPICmd())
 	return root
 }

@@ -1,0 +1,93 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLimiterNeverExceedsTheWindow drives the limiter with a request every millisecond for five
+// minutes of synthetic time and checks every sliding one-minute window.
+func TestLimiterNeverExceedsTheWindow(t *testing.T) {
+	for _, perMinute := range []int{500, 30, 7} {
+		l := limiter(perMinute)
+		start := time.Unix(1_700_000_000, 0)
+		var allowed []time.Time
+		for ms := 0; ms < 5*60*1000; ms++ {
+			at := start.Add(time.Duration(ms) * time.Millisecond)
+			if l.AllowN(at, 1) {
+				allowed = append(allowed, at)
+			}
+		}
+		most, j := 0, 0
+		for i := range allowed {
+			for allowed[i].Sub(allowed[j]) >= time.Minute {
+				j++
+			}
+			most = max(most, i-j+1)
+		}
+		if most > perMinute {
+			t.Errorf("limiter(%d) let %d requests into one minute", perMinute, most)
+		}
+		if total := len(allowed); total < perMinute*4 {
+			t.Errorf("limiter(%d) allowed only %d in five minutes", perMinute, total)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	c := &Client{cfg: Config{MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second}}
+	for attempt := 1; attempt < 30; attempt++ {
+		ceiling := min(time.Second, 100*time.Millisecond<<(attempt-1))
+		for range 50 {
+			if d := c.backoff(attempt, 0); d < 0 || d > ceiling {
+				t.Fatalf("backoff(%d) = %v, want within [0, %v]", attempt, d, ceiling)
+			}
+		}
+	}
+	for range 50 {
+		if d := c.backoff(1, 3*time.Second); d < 3*time.Second || d > 3*time.Second+100*time.Millisecond {
+			t.Fatalf("backoff with Retry-After 3s = %v, want 3s plus jitter up to the min backoff", d)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"key mk_live_abc123 used", "key mk_live_[redacted] used"},
+		{"Authorization: Bearer eyJhbGciOi.x.y", "Authorization: Bearer [redacted]"},
+		{"secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "secret whsec_[redacted]"},
+		{"https://zoom.us/rec/download/x?access_token=abc.def&x=1", "https://zoom.us/rec/download/x?access_token=[redacted]&x=1"},
+		{"nothing secret", "nothing secret"},
+	}
+	for _, tc := range tests {
+		if got := Redact(tc.in); got != tc.want {
+			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	base := errors.New(`Post "http://h/x": dial tcp: key=opaque-secret-key`)
+	err := scrub(base, "opaque-secret-key")
+	if strings.Contains(err.Error(), "opaque-secret-key") || !errors.Is(err, base) {
+		t.Errorf("scrub = %v (Is %v), want the key gone and the cause kept", err, errors.Is(err, base))
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Key: "k"}, "base URL is required"},
+		{Config{BaseURL: "ftp://x", Key: "k"}, "is not an http(s) URL"},
+		{Config{BaseURL: "http://u:p@x/", Key: "k"}, "credentials"},
+		{Config{BaseURL: "http://x/developer/v1"}, "key is required"},
+		{Config{BaseURL: "http://x/developer/v1", Key: "a b"}, "whitespace"},
+	}
+	for _, tc := range tests {
+		_, err := New(tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%+v) = %v, want an error naming %q", tc.cfg, err, tc.want)
+		}
+	}
+}

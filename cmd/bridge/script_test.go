@@ -1,0 +1,112 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/transcript-bridge/bridge/sandbox"
+	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"bridge": func() { os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the command-line scripts under testdata/script, each against its own
+// sandbox (seeded with sandboxtest.Seed) whose URL and owner key are in the environment.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			srv, err := sandbox.New(context.Background(), sandbox.Options{
+				DBPath: filepath.Join(env.WorkDir, ".sandbox.db"), Seed: sandboxtest.Seed(), TimeScale: 0.001, MediaDir: env.WorkDir,
+			})
+			if err != nil {
+				return err
+			}
+			ts := httptest.NewServer(srv)
+			env.Defer(func() { ts.Close(); srv.Close() })
+			env.Setenv("BRIDGE_API_BASE_URL", ts.URL+sandbox.BasePath)
+			env.Setenv("BRIDGE_API_KEY", sandboxtest.OwnerKey)
+			env.Setenv("READ_KEY", sandboxtest.ReadKey)
+			env.Setenv("SAM_ID", sandboxtest.SamID)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mkwav":    cmdMkwav,
+			"capture":  cmdCapture,
+			"zipnames": cmdZipnames,
+		},
+	})
+}
+
+// mkwav NAME SECONDS [SEED]: write a WAV recording of that length.
+func cmdMkwav(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: mkwav NAME SECONDS [SEED]")
+	}
+	secs, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	seed := uint32(1)
+	if len(args) > 2 {
+		n, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		seed = uint32(n)
+	}
+	n := secs * 8000
+	var b bytes.Buffer
+	b.WriteString("RIFF")
+	binary.Write(&b, binary.LittleEndian, uint32(36+n))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	binary.Write(&b, binary.LittleEndian, uint32(n))
+	x := seed
+	for range n {
+		x = x*1664525 + 1013904223
+		b.WriteByte(byte(x >> 24))
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
+}
+
+// capture FIELD VAR: set VAR to the top-level JSON field of the last command's stdout.
+func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: capture FIELD VAR")
+	}
+	var v map[string]any
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile("stdout")), &v))
+	val, ok := v[args[0]]
+	if !ok {
+		ts.Fatalf("stdout has no field %q", args[0])
+	}
+	ts.Setenv(args[1], fmt.Sprint(val))
+}
+
+// zipnames FILE: print the names in a ZIP archive, one a line.
+func cmdZipnames(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: zipnames FILE")
+	}
+	zr, err := zip.OpenReader(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer zr.Close()
+	for _, f := range zr.File {
+		fmt.Fprintln(ts.Stdout(), f.Name)
+	}
+}
