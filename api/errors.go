@@ -64,10 +64,10 @@ func AsError(err error) *Error {
 	return nil
 }
 
-// IsCode reports whether err carries the upstream code.
+// IsCode reports whether err carries code: an upstream answer with it, or a refusal by this
+// client's own checks of the same rule (see CodeOf).
 func IsCode(err error, code string) bool {
-	e := AsError(err)
-	return e != nil && e.Code == code
+	return code != "" && CodeOf(err) == code
 }
 
 // IsStatus reports whether err is an API answer with the HTTP status.

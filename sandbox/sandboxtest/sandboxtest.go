@@ -20,6 +20,8 @@ const (
 	ReadKey     = "mk_live_test_readonly"
 	SamKey      = "mk_live_test_sam_uploads"
 	OtherKey    = "mk_live_test_other_full"
+	FreeKey     = "mk_live_test_free_plan"
+	OAuthToken  = "oauth_test_owner"
 	WorkspaceID = "44444444-4444-4444-8444-444444444444"
 	OwnerID     = "cccccccc-0000-4000-8000-000000000001"
 	SamID       = "cccccccc-0000-4000-8000-000000000002"
@@ -27,7 +29,8 @@ const (
 )
 
 // Seed is the test workspace: Acme (600 minutes, concurrency 4) with an owner, Sam (identity
-// zoom:u-1), the Sales project and three keys; and Other, a second workspace.
+// zoom:u-1), the Sales project, three keys and an OAuth token; Other, a second workspace; and
+// Free, a workspace whose plan has no API access.
 func Seed() *sandbox.Seed {
 	all := []string{"read", "uploads:write", "reports:write", "transcriptions:delete", "members:write"}
 	return &sandbox.Seed{Workspaces: []sandbox.SeedWorkspace{
@@ -45,12 +48,18 @@ func Seed() *sandbox.Seed {
 				{Key: OwnerKey, Member: "owner@acme.test", Scopes: all},
 				{Key: ReadKey, Member: "sam@acme.test", Scopes: []string{"read"}},
 				{Key: SamKey, Member: "sam@acme.test", Scopes: []string{"read", "uploads:write"}},
+				{Key: OAuthToken, Member: "owner@acme.test", Scopes: all},
 			},
 		},
 		{
 			Name: "Other", Plan: "expert", BalanceMinutes: 60,
 			Members: []sandbox.SeedMember{{Email: "boss@other.test", Role: "owner"}},
 			Keys:    []sandbox.SeedKey{{Key: OtherKey, Member: "boss@other.test", Scopes: all}},
+		},
+		{
+			Name: "Free", Plan: "free", BalanceMinutes: 60,
+			Members: []sandbox.SeedMember{{Email: "free@free.test", Role: "owner"}},
+			Keys:    []sandbox.SeedKey{{Key: FreeKey, Member: "free@free.test", Scopes: all}},
 		},
 	}}
 }
