@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/hajimehoshi/go-mp3"
+
+	"github.com/transcript-bridge/bridge/internal/media"
 )
 
 // Failure codes of a probe, as the reference's error_code values.
@@ -35,7 +37,7 @@ var errNoAudio = errors.New("no audio track")
 // MP4/M4A/MOV, Ogg (Vorbis, Opus), FLAC and WebM/Matroska are parsed here; other formats go to
 // ffprobe when it is installed, else their duration is estimated from the size at 128 kb/s.
 func probeMedia(ctx context.Context, path, ext string) probeResult {
-	res := probeResult{mediaType: extKind[ext]}
+	res := probeResult{mediaType: media.Kind(ext)}
 	f, err := os.Open(path)
 	if err != nil {
 		return probeResult{failure: codeCorrupted}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/transcript-bridge/bridge/internal/media"
 )
 
 func TestProbeMedia(t *testing.T) {
@@ -33,7 +35,7 @@ func TestProbeMedia(t *testing.T) {
 	}
 	for _, tc := range tests {
 		path := filepath.Join("testdata/media", tc.file)
-		got := probeMedia(context.Background(), path, fileExt(tc.file))
+		got := probeMedia(context.Background(), path, media.Ext(tc.file))
 		if got.failure != tc.failure {
 			t.Errorf("probeMedia(%q) failure = %q, want %q", tc.file, got.failure, tc.failure)
 			continue

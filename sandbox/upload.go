@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/transcript-bridge/bridge/internal/media"
 )
 
 const (
@@ -184,8 +186,8 @@ func (s *Server) validateUpload(w http.ResponseWriter, r *http.Request, p *princ
 		writeError(w, r, http.StatusBadRequest, "filename_required", err.Error(), nil)
 		return nil, false
 	}
-	u.filename, u.ext = name, fileExt(name)
-	if extKind[u.ext] == "" {
+	u.filename, u.ext = name, media.Ext(name)
+	if media.Kind(u.ext) == "" {
 		writeError(w, r, http.StatusBadRequest, "unsupported_file_format", fmt.Sprintf("extension %q of %q is not supported", u.ext, name), map[string]any{"extension": u.ext})
 		return nil, false
 	}

@@ -1,9 +1,11 @@
-package sandbox
+// Package media knows the file formats of the transcription service: which extensions it takes
+// and whether they hold audio or video. The reference names about 73 extensions without listing
+// them all; this is the list the sandbox accepts and the bridge checks before uploading.
+package media
 
 import "strings"
 
-// Extensions the sandbox accepts, with the kind of media they hold. The reference lists about 73
-// without giving the complete list; this is ours (see README).
+// Extensions, with the kind of media they hold.
 var audioExts = []string{
 	"mp3", "wav", "m4a", "aac", "ogg", "oga", "flac", "opus", "amr", "wma", "aiff", "aif", "aifc",
 	"alac", "ape", "au", "snd", "caf", "mka", "mp2", "mpga", "m4b", "m4r", "3ga", "ac3", "eac3",
@@ -16,7 +18,7 @@ var videoExts = []string{
 	"mpe", "mod", "tod", "h264", "hevc", "m1v", "mjpeg", "nut", "ogm", "yuv",
 }
 
-var extKind = func() map[string]string {
+var kinds = func() map[string]string {
 	m := map[string]string{}
 	for _, e := range audioExts {
 		m[e] = "audio"
@@ -27,8 +29,12 @@ var extKind = func() map[string]string {
 	return m
 }()
 
-// fileExt returns the lower-case extension of name without the dot ("" when none).
-func fileExt(name string) string {
+// Kind returns "audio" or "video" for a supported extension (without the dot, any case), ""
+// for an unsupported one.
+func Kind(ext string) string { return kinds[strings.ToLower(ext)] }
+
+// Ext returns the lower-case extension of name without the dot ("" when none).
+func Ext(name string) string {
 	i := strings.LastIndexByte(name, '.')
 	if i < 0 || i == len(name)-1 {
 		return ""
