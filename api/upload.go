@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // UploadParams describe one upload. The body is streamed with its Content-Length and never
@@ -100,7 +101,7 @@ func (p *UploadParams) validate() (http.Header, url.Values, error) {
 		h.Set("X-Author", p.Author)
 	}
 	if p.IdempotencyKey == "" {
-		p.IdempotencyKey = newUUID()
+		p.IdempotencyKey = uuid.NewString()
 	}
 	h.Set("Idempotency-Key", p.IdempotencyKey)
 	if p.Language != "" {
@@ -299,15 +300,4 @@ func (c *countingReader) Read(b []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
-}
-
-// newUUID returns a random version 4 UUID.
-func newUUID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

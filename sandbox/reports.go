@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 const (
@@ -134,7 +136,7 @@ func (s *Server) handleRequestReports(w http.ResponseWriter, r *http.Request) {
 				out = append(out, reportRef{ID: rr.ID, Slug: rr.Slug, Status: rr.Status})
 				continue
 			}
-			id := newID()
+			id := uuid.NewString()
 			if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, transcription_id, workspace_id, slug, name, status, fails, created_at)
 				VALUES (?,?,?,?,?,'queued',?,?)`, id, t.ID, t.WorkspaceID, pr.Slug, pr.Name, pr.fails, now); err != nil {
 				return err

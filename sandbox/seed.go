@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -370,7 +372,7 @@ func generateKey() string {
 
 func orNewID(id string) string {
 	if id == "" {
-		return newID()
+		return uuid.NewString()
 	}
 	return strings.ToLower(id)
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/google/uuid"
+
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 )
 
@@ -28,7 +30,7 @@ func openDB(ctx context.Context, path string) (*sql.DB, error) {
 		dsn = "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_txlock=immediate&_synchronous=NORMAL"
 	} else {
 		// A private name keeps in-memory databases of several servers apart.
-		dsn = fmt.Sprintf("file:sandbox-%s?mode=memory&cache=shared&_busy_timeout=5000&_foreign_keys=on&_txlock=immediate", newID())
+		dsn = fmt.Sprintf("file:sandbox-%s?mode=memory&cache=shared&_busy_timeout=5000&_foreign_keys=on&_txlock=immediate", uuid.NewString())
 	}
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {

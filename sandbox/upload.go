@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/transcript-bridge/bridge/internal/media"
 )
 
@@ -438,7 +440,7 @@ type uploadResponse struct {
 // UPLOAD_INCOMPLETE stores a failed record instead and frees the key.
 func (s *Server) insertUpload(ctx context.Context, p *principal, u *uploadRequest, path, digest string, probe probeResult) (*uploadResponse, error) {
 	now := s.now().UnixNano()
-	resp := &uploadResponse{UUID: newID(), Status: "queued", Reports: []reportRef{}}
+	resp := &uploadResponse{UUID: uuid.NewString(), Status: "queued", Reports: []reportRef{}}
 	status, errCode := "queued", sql.NullString{}
 	if probe.failure == "UPLOAD_INCOMPLETE" {
 		status, errCode = "failed", sql.NullString{String: probe.failure, Valid: true}
@@ -471,7 +473,7 @@ func (s *Server) insertUpload(ctx context.Context, p *principal, u *uploadReques
 			return err
 		}
 		for _, pr := range u.prompts {
-			id := newID()
+			id := uuid.NewString()
 			if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, transcription_id, workspace_id, slug, name, status, fails, created_at)
 				VALUES (?,?,?,?,?,'queued',?,?)`, id, resp.UUID, p.workspaceID, pr.Slug, pr.Name, pr.fails, now); err != nil {
 				return fmt.Errorf("insert report: %w", err)
