@@ -1,0 +1,252 @@
+// Package localdir is the local-folder source: files under a folder (recursive, glob filters),
+// each taken once its size and modification time have stayed the same for a while, optionally
+// moved to done/ or failed/ subfolders when their job is final.
+package localdir
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
+)
+
+func init() {
+	connectors.Register("localdir", func(name string, options map[string]any) (connectors.Source, error) {
+		cfg, err := parseOptions(options)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", name, err)
+		}
+		return New(cfg)
+	})
+}
+
+// Config configures a folder source.
+type Config struct {
+	// Path is the folder to watch. It must exist.
+	Path string
+	// Recursive descends into subfolders (default true; done/ and failed/ are never scanned).
+	Recursive bool
+	// Include keeps only files whose path relative to Path matches one of these globs
+	// (path.Match syntax, matched against the relative path and the base name); empty keeps all.
+	Include []string
+	// Exclude drops files matching any of these globs.
+	Exclude []string
+	// StableFor is how long size and modification time must stay unchanged before a file is
+	// taken (default 5 s), so files still being copied are not uploaded half-written.
+	StableFor time.Duration
+	// MoveFinished moves a file to done/ or failed/ (keeping its relative path) once its job is
+	// final; skipped files go to failed/ too.
+	MoveFinished bool
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Source is a folder source.
+type Source struct {
+	cfg Config
+	mu  sync.Mutex
+	// seen remembers each file's size and mtime and since when they have not changed.
+	seen map[string]observation
+}
+
+type observation struct {
+	size    int64
+	modTime time.Time
+	since   time.Time
+}
+
+var (
+	_ connectors.Source   = (*Source)(nil)
+	_ connectors.Finisher = (*Source)(nil)
+)
+
+// Subfolders that hold finished files.
+const (
+	DoneDir   = "done"
+	FailedDir = "failed"
+)
+
+// New checks the configuration and returns the source. A missing folder is an error.
+func New(cfg Config) (*Source, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("path: required")
+	}
+	st, err := os.Stat(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("path %s: %w", cfg.Path, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("path %s: not a folder", cfg.Path)
+	}
+	for _, g := range append(append([]string{}, cfg.Include...), cfg.Exclude...) {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("glob %q: %w", g, err)
+		}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Source{cfg: cfg, seen: map[string]observation{}}, nil
+}
+
+// List walks the folder and returns the files that are stable. The cursor is the time of the
+// scan; every stable file is listed each time and the store keeps each version once, so files
+// copied in with old modification times are never missed.
+func (s *Source) List(ctx context.Context, _ string) ([]bridge.Recording, string, error) {
+	now := s.cfg.Now()
+	var out []bridge.Recording
+	current := map[string]bool{}
+	err := filepath.WalkDir(s.cfg.Path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", p, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rel, _ := filepath.Rel(s.cfg.Path, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." && (!s.cfg.Recursive || (s.cfg.MoveFinished && (rel == DoneDir || rel == FailedDir)) || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") || !s.wanted(rel) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // vanished meanwhile
+		}
+		current[rel] = true
+		if r, ok := s.observe(rel, info, now); ok {
+			out = append(out, r)
+		}
+		return nil
+	})
+	s.mu.Lock()
+	for p := range s.seen {
+		if !current[p] {
+			delete(s.seen, p)
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, "", err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ItemID < out[j].ItemID })
+	return out, now.UTC().Format(time.RFC3339Nano), nil
+}
+
+// observe records what a scan saw of rel and returns its recording once it is stable.
+func (s *Source) observe(rel string, info fs.FileInfo, now time.Time) (bridge.Recording, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.seen[rel]
+	if !ok || o.size != info.Size() || !o.modTime.Equal(info.ModTime()) {
+		o = observation{size: info.Size(), modTime: info.ModTime(), since: now}
+		s.seen[rel] = o
+	}
+	// Stable: unchanged across scans for StableFor, or last written longer ago than that.
+	if now.Sub(o.since) < s.cfg.StableFor && now.Sub(info.ModTime()) < s.cfg.StableFor {
+		return bridge.Recording{}, false
+	}
+	return bridge.Recording{
+		ItemID:  rel,
+		Version: version(info),
+		Name:    path.Base(rel),
+		Size:    info.Size(),
+		ModTime: info.ModTime().UTC(),
+		Link:    "file://" + filepath.ToSlash(filepath.Join(s.abs(), rel)),
+	}, true
+}
+
+func (s *Source) abs() string {
+	a, err := filepath.Abs(s.cfg.Path)
+	if err != nil {
+		return s.cfg.Path
+	}
+	return a
+}
+
+// version names a file's content state: its size and modification time.
+func version(info fs.FileInfo) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d:%d", info.Size(), info.ModTime().UnixNano()))
+	return hex.EncodeToString(sum[:8])
+}
+
+func (s *Source) wanted(rel string) bool {
+	match := func(globs []string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, rel); ok {
+				return true
+			}
+			if ok, _ := path.Match(g, path.Base(rel)); ok {
+				return true
+			}
+		}
+		return false
+	}
+	if len(s.cfg.Include) > 0 && !match(s.cfg.Include) {
+		return false
+	}
+	return !match(s.cfg.Exclude)
+}
+
+// Open opens the file of r after checking it is still that version.
+func (s *Source) Open(_ context.Context, r bridge.Recording) (io.ReadCloser, error) {
+	p := filepath.Join(s.cfg.Path, filepath.FromSlash(r.ItemID))
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", r.ItemID, err)
+	}
+	info, err := f.Stat()
+	if err != nil || version(info) != r.Version {
+		f.Close()
+		return nil, fmt.Errorf("open %s: the file changed since it was found (a new version will be taken)", r.ItemID)
+	}
+	return f, nil
+}
+
+// Finish moves a finished file to done/ or failed/ when MoveFinished is set.
+func (s *Source) Finish(_ context.Context, r bridge.Recording, outcome bridge.State) error {
+	if !s.cfg.MoveFinished {
+		return nil
+	}
+	dir := DoneDir
+	if outcome != bridge.StateDone {
+		dir = FailedDir
+	}
+	from := filepath.Join(s.cfg.Path, filepath.FromSlash(r.ItemID))
+	info, err := os.Stat(from)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // moved or removed already
+	}
+	if err != nil {
+		return fmt.Errorf("finish %s: %w", r.ItemID, err)
+	}
+	if version(info) != r.Version {
+		return nil // a newer version is there: leave it for its own job
+	}
+	to := filepath.Join(s.cfg.Path, dir, filepath.FromSlash(r.ItemID))
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return fmt.Errorf("finish %s: %w", r.ItemID, err)
+	}
+	if err := os.Rename(from, to); err != nil {
+		return fmt.Errorf("finish %s: %w", r.ItemID, err)
+	}
+	return nil
+}

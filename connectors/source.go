@@ -1,0 +1,74 @@
+// Package connectors holds the Source contract that every connector implements, and a small
+// registry from which the bridge builds sources by type name. Connectors live in subpackages
+// (localdir, ...) and register themselves; connectortest is the suite they all pass.
+package connectors
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+// Source is where recordings come from.
+type Source interface {
+	// List returns the recordings ready to be taken since cursor, and the cursor to store with
+	// them. The store deduplicates on (source, item, version), so listing an item twice is
+	// harmless; missing one is not.
+	List(ctx context.Context, cursor string) ([]bridge.Recording, string, error)
+	// Open returns the content of a recording. It fails when the item no longer matches the
+	// recording's version (changed or gone).
+	Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error)
+}
+
+// Finisher is implemented by sources that act on an item once its job is final (move a file
+// to done/ or failed/). outcome is the job's final state.
+type Finisher interface {
+	Finish(ctx context.Context, r bridge.Recording, outcome bridge.State) error
+}
+
+// Factory builds a source named name from its type-specific options; unknown or bad options
+// are errors naming the option.
+type Factory func(name string, options map[string]any) (Source, error)
+
+var (
+	mu        sync.Mutex
+	factories = map[string]Factory{}
+)
+
+// Register makes a source type available; connectors call it from init. It panics on a
+// duplicate type.
+func Register(typ string, f Factory) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := factories[typ]; dup {
+		panic("connectors: type " + typ + " registered twice")
+	}
+	factories[typ] = f
+}
+
+// New builds a source of type typ. The error names the type when it is unknown.
+func New(typ, name string, options map[string]any) (Source, error) {
+	mu.Lock()
+	f, ok := factories[typ]
+	mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown source type %q (known: %v)", typ, Types())
+	}
+	return f(name, options)
+}
+
+// Types lists the registered source types.
+func Types() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	var out []string
+	for t := range factories {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
