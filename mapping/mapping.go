@@ -1,0 +1,141 @@
+// Package mapping decides, for each recording, who owns it (X-Author), how downstream systems
+// find it again (X-External-Id) and what it carries (X-Metadata), and checks both headers against
+// the reference's rules before any byte is sent.
+package mapping
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+// Reserved metadata keys, set on every upload; templates cannot override them.
+const (
+	KeyJob      = "bridge_job"
+	KeyInstance = "bridge_instance"
+)
+
+// Rules are a source's mapping settings.
+type Rules struct {
+	// Author is a static X-Author (email:<e-mail> or user:<uuid>); empty leaves the upload to
+	// the key's creator.
+	Author string
+	// ExternalID is a text/template for X-External-Id; empty uses "<type>:<source>:<item>@<version>"
+	// (the item replaced by its hash when that would exceed 128 characters).
+	ExternalID string
+	// Metadata maps X-Metadata keys to text/templates.
+	Metadata map[string]string
+}
+
+// Mapper applies one source's rules.
+type Mapper struct {
+	source, typ, instance string
+	author                string
+	externalID            *template.Template
+	metadata              map[string]*template.Template
+}
+
+// Result is what a job is uploaded with.
+type Result struct {
+	Author     string
+	ExternalID string
+	Metadata   json.RawMessage
+}
+
+// New compiles a source's rules; a bad author form, template or reserved key is an error naming
+// the setting.
+func New(source, typ, instance string, r Rules) (*Mapper, error) {
+	m := &Mapper{source: source, typ: typ, instance: instance, author: r.Author, metadata: map[string]*template.Template{}}
+	if r.Author != "" {
+		if err := api.ValidateAuthor(r.Author, true); err != nil {
+			return nil, fmt.Errorf("author %q: %w", r.Author, err)
+		}
+	}
+	if r.ExternalID != "" {
+		t, err := template.New("external_id").Option("missingkey=error").Parse(r.ExternalID)
+		if err != nil {
+			return nil, fmt.Errorf("external_id: %w", err)
+		}
+		m.externalID = t
+	}
+	for k, v := range r.Metadata {
+		if k == KeyJob || k == KeyInstance {
+			return nil, fmt.Errorf("metadata.%s: reserved for the bridge", k)
+		}
+		t, err := template.New(k).Option("missingkey=error").Parse(v)
+		if err != nil {
+			return nil, fmt.Errorf("metadata.%s: %w", k, err)
+		}
+		m.metadata[k] = t
+	}
+	return m, nil
+}
+
+// templateData is what templates see.
+type templateData struct {
+	bridge.Recording
+	Type  string
+	JobID string
+}
+
+// Map returns the upload headers of j. Its error is the reason the job is skipped: a template
+// that fails or a value breaking the reference's rules, never silently trimmed.
+func (m *Mapper) Map(j *bridge.Job) (Result, error) {
+	data := templateData{Recording: j.Recording, Type: m.typ, JobID: j.ID}
+	res := Result{Author: m.author}
+	if m.externalID != nil {
+		var b bytes.Buffer
+		if err := m.externalID.Execute(&b, data); err != nil {
+			return res, fmt.Errorf("external_id template: %w", err)
+		}
+		res.ExternalID = b.String()
+	} else {
+		res.ExternalID = DefaultExternalID(m.typ, m.source, j.ItemID, j.Version)
+	}
+	if err := api.ValidateExternalID(res.ExternalID); err != nil {
+		return res, fmt.Errorf("external id %q: %w", res.ExternalID, err)
+	}
+	meta := map[string]any{KeyJob: j.ID, KeyInstance: m.instance}
+	keys := make([]string, 0, len(m.metadata))
+	for k := range m.metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var b bytes.Buffer
+		if err := m.metadata[k].Execute(&b, data); err != nil {
+			return res, fmt.Errorf("metadata.%s template: %w", k, err)
+		}
+		meta[k] = b.String()
+	}
+	raw, err := api.EncodeMetadata(meta)
+	if err != nil {
+		return res, fmt.Errorf("metadata: %w", err)
+	}
+	res.Metadata = json.RawMessage(raw)
+	return res, nil
+}
+
+// DefaultExternalID is "<type>:<source>:<item>@<version>", stable and unique per source item
+// and version; an item too long for 128 characters is replaced by the first 32 hex digits of
+// its SHA-256.
+func DefaultExternalID(typ, source, item, version string) string {
+	id := fmt.Sprintf("%s:%s:%s@%s", typ, source, item, version)
+	if len(id) <= api.MaxExternalIDLen && printable(id) {
+		return id
+	}
+	sum := sha256.Sum256([]byte(item))
+	return fmt.Sprintf("%s:%s:sha256-%s@%s", typ, source, hex.EncodeToString(sum[:16]), version)
+}
+
+func printable(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r > '~' })
+}
