@@ -183,7 +183,7 @@ func (c *Client) Upload(ctx context.Context, p UploadParams) (*UploadResult, err
 		switch {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("%s (Idempotency-Key %s): %w", op, p.IdempotencyKey, ctxErr(ctx, ctx.Err(), lastErr))
-		case errors.Is(err, errSource):
+		case errors.Is(err, ErrSource):
 			return nil, fmt.Errorf("%s: %w", op, err)
 		case errors.As(err, &apiErr):
 			if !retryableStatus(apiErr) || apiErr.RetryAfter > c.cfg.MaxRetryAfter {
@@ -206,14 +206,15 @@ func (c *Client) Upload(ctx context.Context, p UploadParams) (*UploadResult, err
 	}
 }
 
-// errSource marks a failure of the caller's body (unreadable, shorter than Size): not retried.
-var errSource = errors.New("upload source")
+// ErrSource marks a failure of the caller's body (cannot be opened, unreadable, shorter than
+// Size): it is not retried.
+var ErrSource = errors.New("upload source")
 
 // uploadOnce makes one attempt with plain net/http: resty would read the body into memory.
 func (c *Client) uploadOnce(ctx context.Context, target string, header http.Header, p *UploadParams, attempt int) (*UploadResult, int64, time.Duration, error) {
 	body, err := p.open(attempt)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: %w", errSource, err)
+		return nil, 0, 0, fmt.Errorf("%w: %w", ErrSource, err)
 	}
 	defer body.Close()
 	cr := &countingReader{r: body, size: p.Size, progress: p.Progress}
@@ -236,7 +237,7 @@ func (c *Client) uploadOnce(ctx context.Context, target string, header http.Head
 		if resp != nil {
 			resp.Body.Close()
 		}
-		return nil, cr.n, 0, fmt.Errorf("%w: %w", errSource, cr.err)
+		return nil, cr.n, 0, fmt.Errorf("%w: %w", ErrSource, cr.err)
 	}
 	if err != nil {
 		return nil, cr.n, 0, scrub(err, c.cfg.Key)

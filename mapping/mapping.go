@@ -43,13 +43,6 @@ type Mapper struct {
 	metadata              map[string]*template.Template
 }
 
-// Result is what a job is uploaded with.
-type Result struct {
-	Author     string
-	ExternalID string
-	Metadata   json.RawMessage
-}
-
 // New compiles a source's rules; a bad author form, template or reserved key is an error naming
 // the setting.
 func New(source, typ, instance string, r Rules) (*Mapper, error) {
@@ -79,6 +72,8 @@ func New(source, typ, instance string, r Rules) (*Mapper, error) {
 	return m, nil
 }
 
+var _ bridge.Mapper = (*Mapper)(nil)
+
 // templateData is what templates see.
 type templateData struct {
 	bridge.Recording
@@ -88,9 +83,9 @@ type templateData struct {
 
 // Map returns the upload headers of j. Its error is the reason the job is skipped: a template
 // that fails or a value breaking the reference's rules, never silently trimmed.
-func (m *Mapper) Map(j *bridge.Job) (Result, error) {
+func (m *Mapper) Map(j *bridge.Job) (bridge.Mapped, error) {
 	data := templateData{Recording: j.Recording, Type: m.typ, JobID: j.ID}
-	res := Result{Author: m.author}
+	res := bridge.Mapped{Author: m.author}
 	if m.externalID != nil {
 		var b bytes.Buffer
 		if err := m.externalID.Execute(&b, data); err != nil {

@@ -176,6 +176,27 @@ func DemoSeed() *Seed {
 	}}}
 }
 
+// LocalKey is the key of LocalSeed's workspace. It opens only a sandbox on this machine.
+const LocalKey = "mk_live_local_sandbox"
+
+// LocalSeed is the workspace of the sandbox the bridge starts in-process when no API base URL is
+// configured: Acme with owner@acme.test and sam@acme.test (identity zoom:u-1), 6000 minutes, and
+// LocalKey with every right.
+func LocalSeed() *Seed {
+	return &Seed{Workspaces: []SeedWorkspace{{
+		Name: "Acme", Plan: "pro", BalanceMinutes: 6000,
+		Members: []SeedMember{
+			{Email: "owner@acme.test", Name: "Olivia Owner", Role: "owner"},
+			{Email: "sam@acme.test", Name: "Sam Seller", Role: "user", Identities: []SeedIdentity{{Provider: "zoom", ExternalID: "u-1"}}},
+		},
+		Projects: []SeedProject{{Name: "Sales", Members: []struct {
+			Email string `yaml:"email"`
+			Role  string `yaml:"role"`
+		}{{Email: "sam@acme.test", Role: "editor"}}}},
+		Keys: []SeedKey{{Key: LocalKey, Member: "owner@acme.test", Scopes: []string{scopeRead, scopeUpload, scopeReports, scopeDelete, scopeMembers}}},
+	}}}
+}
+
 // Validate checks the seed and fills defaults; the error names the workspace and field.
 func (s *Seed) Validate() error {
 	if len(s.Workspaces) == 0 {

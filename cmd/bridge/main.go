@@ -35,6 +35,8 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // the operation failed (an upstream error, a runtime failure)
 	exitUsage  = 2 // bad flags, bad config: nothing was started
+	// exitWaiting: bridge run --once ended with jobs held (no member, no minutes).
+	exitWaiting = 3
 )
 
 // usageError marks an error as the caller's: bad flags or configuration.
@@ -80,6 +82,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
-	root.AddCommand(newSandboxCmd(), newAPICmd())
+	root.AddCommand(newRunCmd(), newJobsCmd(), newSandboxCmd(), newAPICmd())
 	return root
 }

@@ -206,6 +206,20 @@ func (s *Source) wanted(rel string) bool {
 	return !match(s.cfg.Exclude)
 }
 
+// Pending returns how many files were seen but are not stable yet.
+func (s *Source) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.cfg.Now()
+	n := 0
+	for _, o := range s.seen {
+		if now.Sub(o.since) < s.cfg.StableFor && now.Sub(o.modTime) < s.cfg.StableFor {
+			n++
+		}
+	}
+	return n
+}
+
 // Open opens the file of r after checking it is still that version.
 func (s *Source) Open(_ context.Context, r bridge.Recording) (io.ReadCloser, error) {
 	p := filepath.Join(s.cfg.Path, filepath.FromSlash(r.ItemID))

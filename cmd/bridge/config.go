@@ -1,0 +1,214 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+// defaultConfigPath is read when --config is not given and the file exists.
+const defaultConfigPath = "configs/bridge.yaml"
+
+// Config is the bridge's configuration: configs/bridge.yaml, then BRIDGE_* environment
+// variables ("__" nests: BRIDGE_STORE__DSN), then --set key=value flags.
+type Config struct {
+	API struct {
+		// BaseURL of the transcription API; empty starts the sandbox in-process.
+		BaseURL string `koanf:"base_url"`
+		// Key is the API key; prefer KeyFile or the BRIDGE_API_KEY variable.
+		Key string `koanf:"key"`
+		// KeyFile holds the API key.
+		KeyFile string `koanf:"key_file"`
+		// PollInterval is how often the tracker lists transcriptions (default 5s).
+		PollInterval time.Duration `koanf:"poll_interval"`
+		// UploadConcurrency bounds simultaneous uploads (default 4, at most 10).
+		UploadConcurrency int `koanf:"upload_concurrency"`
+	} `koanf:"api"`
+	Store struct {
+		// Driver is sqlite.
+		Driver string `koanf:"driver"`
+		// DSN is the database file (default ./data/bridge.db).
+		DSN string `koanf:"dsn"`
+	} `koanf:"store"`
+	Sandbox struct {
+		// DB is the in-process sandbox's state file (default ./data/sandbox.db).
+		DB string `koanf:"db"`
+		// TimeScale multiplies the in-process sandbox's processing times (default 0.05).
+		TimeScale float64 `koanf:"time_scale"`
+	} `koanf:"sandbox"`
+	// Sources are where recordings come from.
+	Sources []SourceConfig `koanf:"sources"`
+}
+
+// SourceConfig is one source; keys other than the common ones are the connector's options.
+type SourceConfig struct {
+	Name string `koanf:"name"`
+	Type string `koanf:"type"`
+	// Schedule is a cron spec for scans (default "@every 30s").
+	Schedule string `koanf:"schedule"`
+	// Author is a static X-Author (email:... or user:...).
+	Author string `koanf:"author"`
+	// ExternalID is a template for X-External-Id.
+	ExternalID string `koanf:"external_id"`
+	// Metadata maps X-Metadata keys to templates.
+	Metadata map[string]string `koanf:"metadata"`
+	Upload   struct {
+		Language      string   `koanf:"language"`
+		ProjectID     string   `koanf:"project_id"`
+		Diarize       *bool    `koanf:"diarize"`
+		SpeakersCount int      `koanf:"speakers_count"`
+		AIMetadata    bool     `koanf:"ai_metadata"`
+		Reports       []string `koanf:"reports"`
+	} `koanf:"upload"`
+	// Options are the connector's own settings (path, include, ...).
+	Options map[string]any `koanf:",remain"`
+}
+
+// builtinConfig is used when no configuration file exists: the embedded default.
+var builtinConfig = map[string]any{
+	"store.driver": "sqlite",
+	"store.dsn":    "./data/bridge.db",
+	"sources": []any{map[string]any{
+		"name": "inbox", "type": "localdir", "path": "./inbox", "schedule": "@every 10s",
+		"author": "email:owner@acme.test",
+		"upload": map[string]any{"language": "auto", "ai_metadata": true, "reports": []any{"summary"}},
+	}},
+}
+
+// envAliases are the variables `bridge api` reads, accepted here too.
+var envAliases = map[string]string{
+	"BRIDGE_API_BASE_URL": "api.base_url", "BRIDGE_API_KEY": "api.key", "BRIDGE_API_KEY_FILE": "api.key_file",
+}
+
+// loadConfig reads the configuration; every error names the key or file at fault.
+func loadConfig(path string, explicit bool, sets []string) (*Config, error) {
+	k := koanf.New(".")
+	if _, err := os.Stat(path); err == nil {
+		if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	} else if explicit {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	} else if err := k.Load(confmap.Provider(builtinConfig, "."), nil); err != nil {
+		return nil, err
+	}
+	err := k.Load(env.Provider(".", env.Opt{Prefix: "BRIDGE_", TransformFunc: func(key, v string) (string, any) {
+		if alias, ok := envAliases[key]; ok {
+			return alias, v
+		}
+		if !strings.Contains(key, "__") {
+			return "", nil // BRIDGE_FAILPOINTS and other single-level variables are not config
+		}
+		return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(key, "BRIDGE_")), "__", "."), v
+	}}), nil)
+	if err != nil {
+		return nil, fmt.Errorf("environment: %w", err)
+	}
+	for _, s := range sets {
+		key, val, ok := strings.Cut(s, "=")
+		if !ok || key == "" {
+			return nil, fmt.Errorf("--set %q: want key=value", s)
+		}
+		if err := k.Set(key, val); err != nil {
+			return nil, fmt.Errorf("--set %s: %w", key, err)
+		}
+	}
+	var cfg Config
+	dc := &mapstructure.DecoderConfig{
+		TagName: "koanf", ErrorUnused: true, WeaklyTypedInput: true, Result: &cfg,
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(",")),
+	}
+	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf", DecoderConfig: dc}); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, unwrapDecode(err))
+	}
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return &cfg, nil
+}
+
+func unwrapDecode(err error) error {
+	var de *mapstructure.DecodeError
+	if errors.As(err, &de) {
+		return de
+	}
+	return err
+}
+
+func (c *Config) setDefaults() {
+	if c.API.PollInterval == 0 {
+		c.API.PollInterval = 5 * time.Second
+	}
+	if c.API.UploadConcurrency == 0 {
+		c.API.UploadConcurrency = 4
+	}
+	if c.Store.Driver == "" {
+		c.Store.Driver = "sqlite"
+	}
+	if c.Store.DSN == "" {
+		c.Store.DSN = "./data/bridge.db"
+	}
+	if c.Sandbox.DB == "" {
+		c.Sandbox.DB = "./data/sandbox.db"
+	}
+	if c.Sandbox.TimeScale == 0 {
+		c.Sandbox.TimeScale = 0.05
+	}
+	for i := range c.Sources {
+		if c.Sources[i].Schedule == "" {
+			c.Sources[i].Schedule = "@every 30s"
+		}
+	}
+}
+
+// Validate checks what can be checked without touching the outside; the error names the key.
+func (c *Config) Validate() error {
+	switch {
+	case c.Store.Driver != "sqlite":
+		return fmt.Errorf("store.driver: %q is not supported (sqlite)", c.Store.Driver)
+	case c.API.BaseURL != "" && c.API.Key == "" && c.API.KeyFile == "":
+		return errors.New("api.key_file: required with api.base_url (or set BRIDGE_API_KEY)")
+	case c.API.PollInterval < time.Second:
+		return fmt.Errorf("api.poll_interval: %v is below 1s", c.API.PollInterval)
+	case c.API.UploadConcurrency < 1 || c.API.UploadConcurrency > 10:
+		return fmt.Errorf("api.upload_concurrency: %d is not 1 to 10", c.API.UploadConcurrency)
+	case c.Sandbox.TimeScale < 0:
+		return fmt.Errorf("sandbox.time_scale: must be positive")
+	case len(c.Sources) == 0:
+		return errors.New("sources: at least one source is needed")
+	}
+	names := map[string]bool{}
+	for i, s := range c.Sources {
+		at := fmt.Sprintf("sources[%d]", i)
+		switch {
+		case s.Name == "":
+			return fmt.Errorf("%s.name: required", at)
+		case names[s.Name]:
+			return fmt.Errorf("%s.name: %q is used twice", at, s.Name)
+		case s.Type == "":
+			return fmt.Errorf("%s.type: required", at)
+		case len(s.Upload.Reports) > 3:
+			return fmt.Errorf("%s.upload.reports: %d slugs; at most 3", at, len(s.Upload.Reports))
+		case s.Upload.SpeakersCount < 0 || s.Upload.SpeakersCount > 20:
+			return fmt.Errorf("%s.upload.speakers_count: %d is not 1 to 20", at, s.Upload.SpeakersCount)
+		}
+		names[s.Name] = true
+		if err := bridge.ParseSchedule(s.Schedule); err != nil {
+			return fmt.Errorf("%s.schedule: %q: %w", at, s.Schedule, err)
+		}
+	}
+	return nil
+}
+

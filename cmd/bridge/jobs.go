@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/sqlite"
+)
+
+func newJobsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "jobs", Short: "Inspect the bridge's jobs (one per source item and version)"}
+	var cf configFlags
+	var state, source string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "One line per job: id, source, item, state, reason",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			f := bridge.JobFilter{Source: source}
+			if state != "" {
+				for _, s := range strings.Split(state, ",") {
+					st := bridge.State(s)
+					if !st.Valid() {
+						return usageError("--state %q: not one of %v", s, bridge.States)
+					}
+					f.States = append(f.States, st)
+				}
+			}
+			store, err := sqlite.Open(cmd.Context(), cfg.Store.DSN)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			jobs, err := store.Jobs(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSOURCE\tITEM\tSTATE\tREASON")
+			for _, j := range jobs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", j.ID, j.Source, j.ItemID, j.State, oneLine(j.Reason))
+			}
+			return tw.Flush()
+		},
+	}
+	cf.register(list)
+	list.Flags().StringVar(&state, "state", "", "only jobs in these states (comma-separated)")
+	list.Flags().StringVar(&source, "source", "", "only jobs of this source")
+	var scf configFlags
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print a job and its history",
+		Args:  exactArgs(1, "ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := scf.load()
+			if err != nil {
+				return err
+			}
+			store, err := sqlite.Open(cmd.Context(), cfg.Store.DSN)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			j, err := store.Job(cmd.Context(), args[0])
+			if errors.Is(err, bridge.ErrNotFound) {
+				return &exitError{code: exitFailed, err: err}
+			}
+			if err != nil {
+				return err
+			}
+			h, err := store.History(cmd.Context(), j.ID)
+			if err != nil {
+				return err
+			}
+			return printJSON(cmd.OutOrStdout(), map[string]any{"job": j, "history": h})
+		},
+	}
+	scf.register(show)
+	cmd.AddCommand(list, show)
+	return cmd
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}

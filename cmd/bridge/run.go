@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/sqlite"
+	"github.com/transcript-bridge/bridge/connectors"
+	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
+	"github.com/transcript-bridge/bridge/mapping"
+	"github.com/transcript-bridge/bridge/sandbox"
+)
+
+// configFlags are the flags of every subcommand that reads the configuration.
+type configFlags struct {
+	path string
+	sets []string
+}
+
+func (f *configFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.path, "config", "", "configuration file (default configs/bridge.yaml when it exists, else the built-in defaults)")
+	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override one setting, e.g. --set store.dsn=/var/lib/bridge.db (repeatable)")
+}
+
+func (f *configFlags) load() (*Config, error) {
+	path, explicit := f.path, f.path != ""
+	if !explicit {
+		path = defaultConfigPath
+	}
+	cfg, err := loadConfig(path, explicit, f.sets)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return cfg, nil
+}
+
+func newRunCmd() *cobra.Command {
+	var cf configFlags
+	var once bool
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the bridge: scan the sources, upload each recording once, track it to a finished transcript",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			return runBridge(cmd.Context(), cfg, once, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().BoolVar(&once, "once", false, "process what is there and exit when every job is done, skipped, failed or held (exit 3 when some are held)")
+	return cmd
+}
+
+// newLogger writes text logs to w with secrets redacted from every string.
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindString {
+			a.Value = slog.StringValue(api.Redact(a.Value.String()))
+		} else if a.Value.Kind() == slog.KindAny {
+			if err, ok := a.Value.Any().(error); ok {
+				a.Value = slog.StringValue(api.Redact(err.Error()))
+			}
+		}
+		return a
+	}}))
+}
+
+func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Writer) error {
+	log := newLogger(stderr)
+	store, err := sqlite.Open(ctx, cfg.Store.DSN)
+	if err != nil {
+		return fmt.Errorf("store.dsn: %w", err)
+	}
+	defer store.Close()
+	instance, err := store.InstanceID(ctx)
+	if err != nil {
+		return err
+	}
+	base, key := cfg.API.BaseURL, cfg.API.Key
+	if base == "" {
+		url, stop, err := startLocalSandbox(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		base, key = url, sandbox.LocalKey
+	} else if key == "" {
+		b, err := os.ReadFile(cfg.API.KeyFile)
+		if err != nil {
+			return usageError("api.key_file: %v", err)
+		}
+		key = strings.TrimSpace(string(b))
+	}
+	client, err := api.New(api.Config{BaseURL: base, Key: key})
+	if err != nil {
+		return usageError("api: %v", err)
+	}
+	p := &bridge.Pipeline{Store: store, API: client, Instance: instance, Log: log, UploadConcurrency: cfg.API.UploadConcurrency,
+		Sources: map[string]*bridge.SourceConfig{}}
+	schedules := map[string]string{}
+	needReports := false
+	for i, s := range cfg.Sources {
+		src, err := connectors.New(s.Type, s.Name, s.Options)
+		if err != nil {
+			return usageError("sources[%d]: %v", i, err)
+		}
+		m, err := mapping.New(s.Name, s.Type, instance, mapping.Rules{Author: s.Author, ExternalID: s.ExternalID, Metadata: s.Metadata})
+		if err != nil {
+			return usageError("sources[%d].%v", i, err)
+		}
+		u := s.Upload
+		p.Sources[s.Name] = &bridge.SourceConfig{Name: s.Name, Type: s.Type, Source: &sourceAdapter{src}, Mapper: m,
+			Upload: bridge.UploadOptions{Language: u.Language, ProjectID: u.ProjectID, Diarize: u.Diarize,
+				SpeakersCount: u.SpeakersCount, AIMetadata: u.AIMetadata, Reports: u.Reports}}
+		schedules[s.Name] = s.Schedule
+		needReports = needReports || len(u.Reports) > 0
+	}
+	if err := checkScopes(ctx, client, needReports, log); err != nil {
+		return err
+	}
+	log.Info("bridge running", "instance", instance, "sources", len(p.Sources), "store", cfg.Store.DSN, "once", once)
+	err = p.Run(ctx, bridge.RunOptions{Schedules: schedules, PollInterval: cfg.API.PollInterval, Once: once})
+	if err != nil {
+		return err
+	}
+	if once {
+		return summarize(ctx, store, stdout)
+	}
+	return nil
+}
+
+// sourceAdapter lets a connectors.Source serve the pipeline, passing on the optional
+// interfaces (Finish, Pending).
+type sourceAdapter struct{ connectors.Source }
+
+func (a *sourceAdapter) Finish(ctx context.Context, r bridge.Recording, outcome bridge.State) error {
+	if f, ok := a.Source.(connectors.Finisher); ok {
+		return f.Finish(ctx, r, outcome)
+	}
+	return nil
+}
+
+func (a *sourceAdapter) Pending() int {
+	if p, ok := a.Source.(bridge.Pending); ok {
+		return p.Pending()
+	}
+	return 0
+}
+
+// checkScopes refuses to start when the key lacks a right the configuration needs, and only
+// warns when the service cannot be reached (the bridge waits it out).
+func checkScopes(ctx context.Context, c *api.Client, needReports bool, log *slog.Logger) error {
+	want := []string{"uploads:write"}
+	if needReports {
+		want = append(want, "reports:write")
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	missing, err := c.MissingScopes(cctx, want...)
+	if e := api.AsError(err); e != nil && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden) {
+		return usageError("api key: %v", err)
+	}
+	if err != nil {
+		log.Warn("cannot reach the API yet; the bridge will keep trying", "err", err)
+		return nil
+	}
+	if len(missing) > 0 {
+		return usageError("api key: lacks the right(s) %s that the configured sources need", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// startLocalSandbox serves the sandbox on a loopback port for a bridge without an API URL.
+func startLocalSandbox(ctx context.Context, cfg *Config, log *slog.Logger) (string, func(), error) {
+	srv, err := sandbox.New(ctx, sandbox.Options{DBPath: cfg.Sandbox.DB, Seed: sandbox.LocalSeed(), TimeScale: cfg.Sandbox.TimeScale,
+		Logf: func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		srv.Close()
+		return "", nil, fmt.Errorf("sandbox: %w", err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
+	go hs.Serve(ln)
+	url := "http://" + ln.Addr().String() + sandbox.BasePath
+	log.Warn("api.base_url is empty: using the IN-PROCESS SANDBOX; transcripts are synthetic. Set api.base_url and api.key_file for the real service.",
+		"sandbox", url, "state", cfg.Sandbox.DB, "time_scale", cfg.Sandbox.TimeScale)
+	return url, func() {
+		hs.Shutdown(context.Background())
+		srv.Close()
+	}, nil
+}
+
+// summarize prints the job counts after --once; some jobs held makes exit code 3.
+func summarize(ctx context.Context, store bridge.Store, w io.Writer) error {
+	counts, err := store.Counts(ctx)
+	if err != nil {
+		return err
+	}
+	var parts []string
+	for _, st := range bridge.States {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", st, counts[st]))
+		}
+	}
+	sort.Strings(parts)
+	fmt.Fprintf(w, "jobs: %s\n", strings.Join(parts, ", "))
+	if waiting := counts[bridge.StateHeld] + counts[bridge.StateResubmit]; waiting > 0 {
+		return &exitError{code: exitWaiting, err: fmt.Errorf("%d job(s) wait (held or resubmit): see bridge jobs list --state held", waiting)}
+	}
+	return nil
+}
+
