@@ -211,4 +211,3 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
-

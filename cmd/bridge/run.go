@@ -91,26 +91,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	base, key := cfg.API.BaseURL, cfg.API.Key
-	if base == "" {
-		url, stop, err := startLocalSandbox(ctx, cfg, log)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		base, key = url, sandbox.LocalKey
-	} else if key == "" {
-		b, err := os.ReadFile(cfg.API.KeyFile)
-		if err != nil {
-			return usageError("api.key_file: %v", err)
-		}
-		key = strings.TrimSpace(string(b))
-	}
-	client, err := api.New(api.Config{BaseURL: base, Key: key})
-	if err != nil {
-		return usageError("api: %v", err)
-	}
-	p := &bridge.Pipeline{Store: store, API: client, Instance: instance, Log: log, UploadConcurrency: cfg.API.UploadConcurrency,
+	p := &bridge.Pipeline{Store: store, Instance: instance, Log: log, UploadConcurrency: cfg.API.UploadConcurrency,
 		Sources: map[string]*bridge.SourceConfig{}}
 	schedules := map[string]string{}
 	needReports := false
@@ -130,6 +111,26 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		schedules[s.Name] = s.Schedule
 		needReports = needReports || len(u.Reports) > 0
 	}
+	base, key := cfg.API.BaseURL, cfg.API.Key
+	if base == "" {
+		url, stop, err := startLocalSandbox(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		base, key = url, sandbox.LocalKey
+	} else if key == "" {
+		b, err := os.ReadFile(cfg.API.KeyFile)
+		if err != nil {
+			return usageError("api.key_file: %v", err)
+		}
+		key = strings.TrimSpace(string(b))
+	}
+	client, err := api.New(api.Config{BaseURL: base, Key: key})
+	if err != nil {
+		return usageError("api: %v", err)
+	}
+	p.API = client
 	if err := checkScopes(ctx, client, needReports, log); err != nil {
 		return err
 	}
@@ -227,4 +228,3 @@ func summarize(ctx context.Context, store bridge.Store, w io.Writer) error {
 	}
 	return nil
 }
-

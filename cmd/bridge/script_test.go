@@ -2,9 +2,7 @@ package main
 
 import (
 	"archive/zip"
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
@@ -20,6 +18,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The crash test runs this binary as `bridge` in a child process.
+	if os.Getenv("BRIDGE_TEST_CHILD") == "1" {
+		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	testscript.Main(m, map[string]func(){
 		"bridge": func() { os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
 	})
@@ -66,22 +68,7 @@ func cmdMkwav(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		seed = uint32(n)
 	}
-	n := secs * 8000
-	var b bytes.Buffer
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, uint32(36+n))
-	b.WriteString("WAVEfmt ")
-	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
-		binary.Write(&b, binary.LittleEndian, v)
-	}
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, uint32(n))
-	x := seed
-	for range n {
-		x = x*1664525 + 1013904223
-		b.WriteByte(byte(x >> 24))
-	}
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), wavBytes(secs, seed), 0o644))
 }
 
 // capture FIELD VAR: set VAR to the top-level JSON field of the last command's stdout.

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/sandbox"
+	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
+)
+
+// bridgeProcess starts `bridge run --once` as a child process with the failpoints enabled.
+func bridgeProcess(t *testing.T, config string, failpoints string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--once", "--config", config)
+	cmd.Env = append(os.Environ(), "BRIDGE_TEST_CHILD=1", "BRIDGE_FAILPOINTS="+failpoints, "BRIDGE_API_KEY="+sandboxtest.OwnerKey)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(stderr)
+}
+
+// killAt waits until the child reports the failpoint, then SIGKILLs it.
+func killAt(t *testing.T, config, point string) {
+	t.Helper()
+	cmd, lines := bridgeProcess(t, config, point)
+	found := make(chan bool, 1)
+	go func() {
+		var tail []string
+		for lines.Scan() {
+			tail = append(tail, lines.Text())
+			if lines.Text() == "failpoint "+point {
+				found <- true
+				for lines.Scan() { // keep draining until the process dies
+				}
+				return
+			}
+		}
+		t.Logf("child output:\n%s", strings.Join(tail[max(0, len(tail)-20):], "\n"))
+		found <- false
+	}()
+	select {
+	case ok := <-found:
+		if !ok {
+			t.Fatalf("the bridge ended without reaching failpoint %s", point)
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("failpoint %s not reached within a minute", point)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+}
+
+// TestCrashRecovery kills `bridge run` with SIGKILL during an upload, after an upload before its
+// id is stored, and while tracking; restarted, it ends with every file transcribed exactly once
+// and no minute charged twice, checked through the API.
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the bridge as a child process")
+	}
+	sb := sandboxtest.Start(t, func(o *sandbox.Options) {
+		o.TimeScale = 0.02
+		o.Seed.Workspaces[0].BalanceMinutes = 1000
+	})
+	dir := t.TempDir()
+	inbox := filepath.Join(dir, "inbox")
+	os.MkdirAll(inbox, 0o755)
+	const files = 4
+	for i := range files {
+		path := filepath.Join(inbox, fmt.Sprintf("meeting-%d.wav", i))
+		os.WriteFile(path, wavBytes(60+30*i, uint32(i+1)), 0o644)
+	}
+	config := filepath.Join(dir, "bridge.yaml")
+	os.WriteFile(config, fmt.Appendf(nil, `
+api: {base_url: %q, poll_interval: 1s, upload_concurrency: 1}
+store: {dsn: %q}
+sources:
+  - {name: inbox, type: localdir, path: %q, stable_for: 0s, schedule: "@every 1s", author: "email:sam@acme.test",
+     upload: {reports: [summary]}}
+`, sb.URL, filepath.Join(dir, "bridge.db"), inbox), 0o644)
+
+	killAt(t, config, "upload-body")  // mid-body: the service sees a cut upload
+	killAt(t, config, "after-upload") // accepted upstream, id not stored
+	killAt(t, config, "tracking")     // while following transcriptions
+	cmd, lines := bridgeProcess(t, config, "")
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("final run: %v", err)
+	}
+
+	c, err := api.New(api.Config{BaseURL: sb.URL, Key: sandboxtest.OwnerKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var charged float64
+	for i := range files {
+		ext := fmt.Sprintf("localdir:inbox:meeting-%d.wav@", i)
+		completed := 0
+		for it, err := range c.All(ctx, api.ListParams{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(*it.ExternalID, ext) {
+				completed++
+				charged += math.Ceil(*it.DurationSeconds/60*100) / 100
+			}
+		}
+		if completed != 1 {
+			t.Errorf("meeting-%d.wav: %d completed transcriptions, want exactly 1", i, completed)
+		}
+	}
+	ws := sb.Workspace(t, sandboxtest.WorkspaceID)
+	if ws.AvailableMinutes != 1000-charged {
+		t.Errorf("balance %v, want %v: minutes charged twice", ws.AvailableMinutes, 1000-charged)
+	}
+	t.Logf("sandbox after the crashes: %v (failed records are uploads cut mid-body, never charged)", ws.Transcriptions)
+}
+
+// wavBytes is a valid 8 kHz 8-bit mono WAV of secs seconds.
+func wavBytes(secs int, seed uint32) []byte {
+	n := secs * 8000
+	b := make([]byte, 44+n)
+	copy(b, "RIFF")
+	le32(b[4:], uint32(36+n))
+	copy(b[8:], "WAVEfmt ")
+	le32(b[16:], 16)
+	b[20], b[22] = 1, 1
+	le32(b[24:], 8000)
+	le32(b[28:], 8000)
+	b[32], b[34] = 1, 8
+	copy(b[36:], "data")
+	le32(b[40:], uint32(n))
+	x := seed
+	for i := 44; i < len(b); i++ {
+		x = x*1664525 + 1013904223
+		b[i] = byte(x >> 24)
+	}
+	return b
+}
+
+func le32(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
