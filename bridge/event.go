@@ -1,0 +1,45 @@
+package bridge
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event types other systems hear about (see the relay).
+const (
+	EventUploaded            = "transcription.uploaded"
+	EventCompleted           = "transcription.completed"
+	EventFailed              = "transcription.failed"
+	EventInsufficientBalance = "transcription.insufficient_balance"
+	EventReportCompleted     = "report.completed"
+	EventReportFailed        = "report.failed"
+	EventHeld                = "recording.held"
+	EventSkipped             = "recording.skipped"
+)
+
+// Event is written to the outbox in the same transaction as the state change it reports. It
+// carries ids, never a transcript: consumers fetch what they need (claim check).
+type Event struct {
+	// ID is the outbox sequence number, set by the store.
+	ID int64 `json:"id"`
+	// Type is one of the Event* constants.
+	Type string `json:"type"`
+	// JobID is the job the event is about.
+	JobID string `json:"job_id"`
+	// TranscriptionID is the service's id, when known.
+	TranscriptionID string `json:"transcription_id,omitempty"`
+	// Data holds small details: the reason, the report slug, the source item.
+	Data json.RawMessage `json:"data,omitempty"`
+	// CreatedAt is when the change happened.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// NewEvent builds an event of job j with data marshalled from d.
+func NewEvent(typ string, j *Job, d map[string]any) Event {
+	if d == nil {
+		d = map[string]any{}
+	}
+	d["source"] = map[string]any{"name": j.Source, "item_id": j.ItemID, "file": j.Name, "link": j.Link}
+	b, _ := json.Marshal(d)
+	return Event{Type: typ, JobID: j.ID, TranscriptionID: j.TranscriptionID, Data: b}
+}

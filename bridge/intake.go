@@ -1,0 +1,91 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/internal/media"
+)
+
+// Scan lists a source from its stored cursor and stores a job per new recording, moving the
+// cursor in the same transaction. It returns how many jobs it created.
+func (p *Pipeline) Scan(ctx context.Context, source string) (int, error) {
+	sc := p.Sources[source]
+	if sc == nil {
+		return 0, fmt.Errorf("scan: unknown source %q", source)
+	}
+	cursor, err := p.Store.Cursor(ctx, source)
+	if err != nil {
+		return 0, fmt.Errorf("scan %s: %w", source, err)
+	}
+	recs, next, err := sc.Source.List(ctx, cursor)
+	if err != nil {
+		return 0, fmt.Errorf("scan %s: %w", source, err)
+	}
+	added, err := p.Store.AddRecordings(ctx, source, recs, next, p.now())
+	if err != nil {
+		return 0, fmt.Errorf("scan %s: %w", source, err)
+	}
+	for _, j := range added {
+		p.log().Info("found", "source", source, "item", j.ItemID, "job", j.ID, "size", j.Size)
+	}
+	return len(added), nil
+}
+
+// MapDiscovered resolves author, external id and metadata of discovered jobs (→ ready), or
+// skips those the service would refuse, with the reason and without a request.
+func (p *Pipeline) MapDiscovered(ctx context.Context) error {
+	jobs, err := p.Store.Jobs(ctx, JobFilter{States: []State{StateDiscovered}, Limit: 500})
+	if err != nil {
+		return err
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		sc := p.Sources[j.Source]
+		if sc == nil {
+			continue // a source removed from the config: leave its jobs alone
+		}
+		if reason := precheck(j); reason != "" {
+			if err := p.skip(ctx, j, reason); err != nil {
+				return err
+			}
+			continue
+		}
+		res, err := sc.Mapper.Map(j)
+		if err != nil {
+			if err := p.skip(ctx, j, err.Error()); err != nil {
+				return err
+			}
+			continue
+		}
+		j.Author, j.ExternalID, j.Metadata = res.Author, res.ExternalID, res.Metadata
+		if err := p.move(ctx, j, StateReady, ""); err != nil && !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	return nil
+}
+
+// precheck returns why the service would refuse the file ("" when it would take it).
+func precheck(j *Job) string {
+	ext := media.Ext(j.Name)
+	switch {
+	case media.Kind(ext) == "":
+		return fmt.Sprintf("unsupported_file_format: extension %q is not an audio or video format the service takes", ext)
+	case j.Size > 0 && j.Size < api.MinUploadBytes:
+		return fmt.Sprintf("file_too_small: %d bytes, the service needs at least %d", j.Size, api.MinUploadBytes)
+	case j.Size > api.MaxUploadBytes:
+		return fmt.Sprintf("file_size_limit_exceeded: %d bytes, the service takes at most %d", j.Size, int64(api.MaxUploadBytes))
+	}
+	return ""
+}
+
+func (p *Pipeline) skip(ctx context.Context, j *Job, reason string) error {
+	err := p.move(ctx, j, StateSkipped, reason, NewEvent(EventSkipped, j, map[string]any{"reason": reason}))
+	if errors.Is(err, ErrConflict) {
+		return nil
+	}
+	return err
+}

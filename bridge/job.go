@@ -1,0 +1,130 @@
+// Package bridge is the domain of Transcript Bridge: recordings found by connectors, the job that
+// carries each one to a finished transcript exactly once, the events other systems hear about,
+// the Store that keeps them, and the services of the pipeline (intake, mapper, uploader, tracker,
+// reporter). Subpackages implement the Store on a database.
+package bridge
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State is where a job stands. The main line is discovered → ready → uploading → queued →
+// processing → transcribed → done; held, skipped, failed and resubmit are the side states.
+type State string
+
+// Job states.
+const (
+	// Discovered: found by a connector, not yet mapped.
+	StateDiscovered State = "discovered"
+	// Ready: mapped (author, external id, metadata), waiting for an upload slot.
+	StateReady State = "ready"
+	// Uploading: an Idempotency-Key is stored and an attempt may be on the wire.
+	StateUploading State = "uploading"
+	// Queued: the service accepted the file (the transcription id is stored).
+	StateQueued State = "queued"
+	// Processing: the service is transcribing it.
+	StateProcessing State = "processing"
+	// Transcribed: the transcript is ready; requested reports may still run.
+	StateTranscribed State = "transcribed"
+	// Done: the transcript and every requested report are terminal.
+	StateDone State = "done"
+	// Held: waiting for something outside (a member mapping, minutes, the source).
+	StateHeld State = "held"
+	// Skipped: will never be uploaded (filtered, too small, too large, unsupported, invalid
+	// mapping); the reason is stored.
+	StateSkipped State = "skipped"
+	// Failed: the service failed it (its error_code) or refused it for good.
+	StateFailed State = "failed"
+	// Resubmit: the service ended it insufficient_balance and kept no file; it is uploaded again
+	// with a new key once the balance covers it.
+	StateResubmit State = "resubmit"
+)
+
+// States lists every state, in pipeline order.
+var States = []State{StateDiscovered, StateReady, StateUploading, StateQueued, StateProcessing,
+	StateTranscribed, StateDone, StateHeld, StateSkipped, StateFailed, StateResubmit}
+
+// Terminal reports whether a job in s will never move again by itself.
+func (s State) Terminal() bool {
+	return s == StateDone || s == StateSkipped || s == StateFailed
+}
+
+// Valid reports whether s is a known state.
+func (s State) Valid() bool {
+	for _, x := range States {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Recording is what a connector found: one version of one item of a source.
+type Recording struct {
+	// Source is the configured source name.
+	Source string `json:"source"`
+	// ItemID identifies the item within the source (a path, a file id, a meeting id).
+	ItemID string `json:"item_id"`
+	// Version changes whenever the content may have changed (size and mtime, an etag, a
+	// revision); each version is its own job.
+	Version string `json:"version"`
+	// Name is the file name sent to the service (its extension decides the format).
+	Name string `json:"name"`
+	// Size is the byte count; 0 when the source does not know it before download.
+	Size int64 `json:"size"`
+	// ModTime is when the item last changed at the source.
+	ModTime time.Time `json:"mod_time"`
+	// Link points people to the item at its source, when there is one.
+	Link string `json:"link,omitempty"`
+	// Owner identifies the external user who owns the item, for author mapping.
+	Owner *Owner `json:"owner,omitempty"`
+}
+
+// Owner is the external user a recording belongs to at its source.
+type Owner struct {
+	// Provider is the identity provider (zoom, gdrive, ...).
+	Provider string `json:"provider"`
+	// ID is the user's id at the provider.
+	ID string `json:"id"`
+	// Email is the user's e-mail when the source gives it.
+	Email string `json:"email,omitempty"`
+}
+
+// Job carries one recording through the pipeline.
+type Job struct {
+	// ID is the job's UUID; it is sent as metadata bridge_job.
+	ID string `json:"id"`
+	Recording
+	State State `json:"state"`
+	// Reason says why the job is held, skipped or failed (an upstream code kept verbatim).
+	Reason string `json:"reason,omitempty"`
+	// Author, ExternalID and Metadata are the mapped upload headers.
+	Author     string          `json:"author,omitempty"`
+	ExternalID string          `json:"external_id,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	// IdempotencyKey is stored before the first attempt and reused by every retry.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// AttemptAt is when the current key's first attempt started.
+	AttemptAt time.Time `json:"attempt_at,omitzero"`
+	// Attempts counts upload attempts across keys.
+	Attempts int `json:"attempts"`
+	// TranscriptionID is the service's id once the upload was accepted.
+	TranscriptionID string `json:"transcription_id,omitempty"`
+	// RequiredMinutes is what the service said the file needs (insufficient_balance).
+	RequiredMinutes float64 `json:"required_minutes,omitempty"`
+	// NextAt is when the job is due to be looked at again.
+	NextAt time.Time `json:"next_at,omitzero"`
+	// CreatedAt and UpdatedAt are the job's times.
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Change is one entry of a job's history.
+type Change struct {
+	JobID  string    `json:"job_id"`
+	From   State     `json:"from"`
+	To     State     `json:"to"`
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
+}

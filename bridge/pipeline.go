@@ -1,0 +1,183 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/transcript-bridge/bridge/api"
+)
+
+// API is what the pipeline needs of the transcription API; *api.Client implements it.
+type API interface {
+	Upload(ctx context.Context, p api.UploadParams) (*api.UploadResult, error)
+	List(ctx context.Context, p api.ListParams) (*api.ListPage, error)
+	All(ctx context.Context, p api.ListParams) iter.Seq2[api.ListItem, error]
+	Get(ctx context.Context, id string) (*api.Transcription, error)
+	RequestReports(ctx context.Context, id string, slugs ...string) ([]api.ReportRef, error)
+	Workspace(ctx context.Context) (*api.Workspace, error)
+}
+
+var _ API = (*api.Client)(nil)
+
+// Source is what the pipeline needs of a connector (connectors.Source satisfies it).
+type Source interface {
+	List(ctx context.Context, cursor string) ([]Recording, string, error)
+	Open(ctx context.Context, r Recording) (io.ReadCloser, error)
+}
+
+// Mapper resolves a job's upload headers; mapping.Mapper implements it. Its error is the
+// reason the job is skipped.
+type Mapper interface {
+	Map(j *Job) (Mapped, error)
+}
+
+// Mapped is what a job is uploaded with.
+type Mapped struct {
+	Author     string
+	ExternalID string
+	Metadata   json.RawMessage
+}
+
+// UploadOptions are a source's per-upload settings.
+type UploadOptions struct {
+	Language      string
+	ProjectID     string
+	Diarize       *bool
+	SpeakersCount int
+	AIMetadata    bool
+	Reports       []string
+}
+
+// SourceConfig is one configured source.
+type SourceConfig struct {
+	Name   string
+	Type   string
+	Source Source
+	Mapper Mapper
+	Upload UploadOptions
+}
+
+// Pipeline moves jobs from discovery to done. Its steps are safe to call again after a crash:
+// every decision is read back from the Store.
+type Pipeline struct {
+	Store   Store
+	API     API
+	Sources map[string]*SourceConfig
+	// Instance is this installation's id (metadata bridge_instance).
+	Instance string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Log receives one line per state change and per problem (default: discarded).
+	Log *slog.Logger
+	// UploadConcurrency bounds simultaneous uploads (default 4; the client caps at 10).
+	UploadConcurrency int
+	// IdempotencyWindow is how long a stored key is trusted to be remembered upstream before a
+	// job in uploading is looked up instead of retried (default 23 h, inside the 24 h window).
+	IdempotencyWindow time.Duration
+
+	mu           sync.Mutex
+	inFlight     map[string]bool // jobs with an upload running in this process
+	lastFullPass time.Time       // when the tracker last listed queued transcriptions too
+}
+
+func (p *Pipeline) now() time.Time {
+	if p.Now != nil {
+		return p.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (p *Pipeline) log() *slog.Logger {
+	if p.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.Log
+}
+
+func (p *Pipeline) setDefaults() {
+	if p.UploadConcurrency == 0 {
+		p.UploadConcurrency = 4
+	}
+	if p.IdempotencyWindow == 0 {
+		p.IdempotencyWindow = 23 * time.Hour
+	}
+	p.mu.Lock()
+	if p.inFlight == nil {
+		p.inFlight = map[string]bool{}
+	}
+	p.mu.Unlock()
+}
+
+// move writes j in state to (from its current state) with reason and events, logging the change.
+func (p *Pipeline) move(ctx context.Context, j *Job, to State, reason string, events ...Event) error {
+	from := j.State
+	j.State, j.Reason, j.UpdatedAt = to, reason, p.now()
+	for i := range events {
+		events[i].TranscriptionID = j.TranscriptionID
+	}
+	if err := p.Store.Update(ctx, j, from, reason, events...); err != nil {
+		j.State = from
+		return err
+	}
+	p.log().Info("job", "id", j.ID, "source", j.Source, "item", j.ItemID, "from", from, "to", to, "reason", reason)
+	if to.Terminal() {
+		p.finish(ctx, j)
+	}
+	return nil
+}
+
+// finish lets the source act on a job that reached a final state (move the file).
+func (p *Pipeline) finish(ctx context.Context, j *Job) {
+	sc := p.Sources[j.Source]
+	if sc == nil {
+		return
+	}
+	if f, ok := sc.Source.(interface {
+		Finish(context.Context, Recording, State) error
+	}); ok {
+		if err := f.Finish(ctx, j.Recording, j.State); err != nil {
+			p.log().Warn("finish", "job", j.ID, "item", j.ItemID, "err", err)
+		}
+	}
+}
+
+// Step runs one round of every stage: map discovered jobs, start uploads, track transcriptions,
+// settle reports, hand events on. Upload goroutines may outlive the step; Wait for them.
+func (p *Pipeline) Step(ctx context.Context, wg *sync.WaitGroup) error {
+	p.setDefaults()
+	if err := p.MapDiscovered(ctx); err != nil {
+		return fmt.Errorf("map: %w", err)
+	}
+	if err := p.StartUploads(ctx, wg); err != nil {
+		return fmt.Errorf("upload: %w", err)
+	}
+	if err := p.Track(ctx); err != nil {
+		return fmt.Errorf("track: %w", err)
+	}
+	if err := p.SettleReports(ctx); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	return p.DrainOutbox(ctx)
+}
+
+// Active reports how many jobs can still move without outside help: not terminal, not held,
+// not waiting in resubmit for minutes.
+func (p *Pipeline) Active(ctx context.Context) (int, error) {
+	counts, err := p.Store.Counts(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for st, c := range counts {
+		if !st.Terminal() && st != StateHeld && st != StateResubmit {
+			n += c
+		}
+	}
+	return n, nil
+}

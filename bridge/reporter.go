@@ -1,0 +1,105 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/transcript-bridge/bridge/api"
+)
+
+// SettleReports follows transcribed jobs until every report their source asks for is final,
+// requesting those the transcription lacks, then marks them done.
+func (p *Pipeline) SettleReports(ctx context.Context) error {
+	jobs, err := p.Store.Jobs(ctx, JobFilter{States: []State{StateTranscribed}, DueBefore: p.now()})
+	if err != nil {
+		return err
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		t, err := p.API.Get(ctx, j.TranscriptionID)
+		if errors.Is(err, api.ErrNotFound) {
+			if err := p.move(ctx, j, StateFailed, "the transcription was deleted upstream"); err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("get %s: %w", j.TranscriptionID, err)
+		}
+		if missing := p.missingReports(j, t); len(missing) > 0 {
+			if _, err := p.API.RequestReports(ctx, t.ID, missing...); err != nil {
+				if err := p.reportRequestFailed(ctx, j, t, err); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if p.reportsDone(j, t) {
+			if err := p.complete(ctx, j, t); err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Pipeline) wanted(j *Job) []string {
+	if sc := p.Sources[j.Source]; sc != nil {
+		return sc.Upload.Reports
+	}
+	return nil
+}
+
+// missingReports lists wanted slugs the transcription has no live report for.
+func (p *Pipeline) missingReports(j *Job, t *api.Transcription) []string {
+	var missing []string
+	for _, slug := range p.wanted(j) {
+		found := slices.ContainsFunc(t.PromptResults, func(r api.Report) bool { return r.Slug != nil && *r.Slug == slug })
+		if !found {
+			missing = append(missing, slug)
+		}
+	}
+	return missing
+}
+
+// reportsDone reports whether every wanted report exists and is final.
+func (p *Pipeline) reportsDone(j *Job, t *api.Transcription) bool {
+	return len(p.missingReports(j, t)) == 0 && api.Done(t, p.wanted(j))
+}
+
+// reportRequestFailed: a cap reached ends the job without those reports; a quota waits.
+func (p *Pipeline) reportRequestFailed(ctx context.Context, j *Job, t *api.Transcription, err error) error {
+	switch api.CodeOf(err) {
+	case api.CodeReportGenerationLimit, api.CodeTranscriptionFailed, api.CodePromptNotFound:
+		return p.complete(ctx, j, t, "reports not made: "+err.Error())
+	}
+	if e := api.AsError(err); e != nil && e.RetryAfter > 0 {
+		j.NextAt = p.now().Add(e.RetryAfter)
+		return p.move(ctx, j, StateTranscribed, "reports wait: "+err.Error())
+	}
+	return fmt.Errorf("request reports for %s: %w", t.ID, err)
+}
+
+// complete marks the job done with one event per wanted report and transcription.completed.
+func (p *Pipeline) complete(ctx context.Context, j *Job, t *api.Transcription, note ...string) error {
+	var events []Event
+	want := p.wanted(j)
+	for _, r := range t.PromptResults {
+		if r.Slug == nil || !slices.Contains(want, *r.Slug) {
+			continue
+		}
+		typ := EventReportCompleted
+		if r.Status == api.StatusFailed {
+			typ = EventReportFailed
+		}
+		events = append(events, NewEvent(typ, j, map[string]any{"report_id": r.ID, "slug": *r.Slug, "status": r.Status}))
+	}
+	events = append(events, NewEvent(EventCompleted, j, map[string]any{"transcription_id": t.ID, "external_id": t.ExternalID}))
+	reason := "transcript and reports ready"
+	if len(note) > 0 {
+		reason = note[0]
+	}
+	return p.move(ctx, j, StateDone, reason, events...)
+}

@@ -1,0 +1,132 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// RunOptions configure Run.
+type RunOptions struct {
+	// Schedules maps each source name to its cron spec ("@every 10s", "*/5 * * * *").
+	Schedules map[string]string
+	// StepInterval is how often uploads start and events drain (default 1 s).
+	StepInterval time.Duration
+	// PollInterval is how often the tracker lists (default 5 s, the reference's advice).
+	PollInterval time.Duration
+	// Once scans every source, processes until every job is done, skipped, failed or held, and
+	// returns (for cron and tests).
+	Once bool
+}
+
+// Pending is implemented by sources that know of items not yet ready to be taken (a file still
+// being written); Run with Once waits for them.
+type Pending interface {
+	Pending() int
+}
+
+// ParseSchedule checks a cron spec (standard five fields or descriptors like "@every 10s").
+func ParseSchedule(spec string) error {
+	_, err := cron.ParseStandard(spec)
+	return err
+}
+
+// Run scans the sources on their schedules and steps the pipeline until ctx ends (or, with
+// Once, until nothing can move). Uploads in flight are awaited before it returns; a job cut
+// short stays in uploading with its key and is resumed on the next start.
+func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
+	p.setDefaults()
+	if o.StepInterval == 0 {
+		o.StepInterval = time.Second
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = 5 * time.Second
+	}
+	var uploads sync.WaitGroup
+	defer uploads.Wait()
+	if !o.Once {
+		c := cron.New(cron.WithChain(cron.Recover(cron.DefaultLogger), cron.SkipIfStillRunning(cron.DefaultLogger)))
+		for name, spec := range o.Schedules {
+			if _, err := c.AddFunc(spec, func() { p.scanLogged(ctx, name) }); err != nil {
+				return fmt.Errorf("source %s: schedule %q: %w", name, spec, err)
+			}
+		}
+		for name := range p.Sources {
+			p.scanLogged(ctx, name) // once at start, then on schedule
+		}
+		c.Start()
+		defer func() { <-c.Stop().Done() }()
+	}
+	lastPoll := time.Time{}
+	for {
+		if o.Once {
+			for name := range p.Sources {
+				p.scanLogged(ctx, name)
+			}
+		}
+		if err := p.MapDiscovered(ctx); err != nil && ctx.Err() == nil {
+			p.log().Error("map", "err", err)
+		}
+		if err := p.StartUploads(ctx, &uploads); err != nil && ctx.Err() == nil {
+			p.log().Error("upload", "err", err)
+		}
+		if time.Since(lastPoll) >= o.PollInterval {
+			lastPoll = time.Now()
+			if err := p.Track(ctx); err != nil && ctx.Err() == nil {
+				p.log().Error("track", "err", err)
+			}
+			if err := p.SettleReports(ctx); err != nil && ctx.Err() == nil {
+				p.log().Error("reports", "err", err)
+			}
+		}
+		if err := p.DrainOutbox(ctx); err != nil && ctx.Err() == nil {
+			p.log().Error("outbox", "err", err)
+		}
+		if o.Once {
+			done, err := p.settled(ctx)
+			if err != nil {
+				return err
+			}
+			if done {
+				uploads.Wait()
+				return p.DrainOutbox(context.WithoutCancel(ctx))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return nil
+			}
+			return ctx.Err()
+		case <-time.After(o.StepInterval):
+		}
+	}
+}
+
+// settled reports whether nothing can move: no source has items waiting to become ready, no
+// upload runs, and every job is done, skipped, failed or held.
+func (p *Pipeline) settled(ctx context.Context) (bool, error) {
+	for _, sc := range p.Sources {
+		if ps, ok := sc.Source.(Pending); ok && ps.Pending() > 0 {
+			return false, nil
+		}
+	}
+	p.mu.Lock()
+	running := len(p.inFlight)
+	p.mu.Unlock()
+	if running > 0 {
+		return false, nil
+	}
+	n, err := p.Active(ctx)
+	return n == 0, err
+}
+
+func (p *Pipeline) scanLogged(ctx context.Context, name string) {
+	if _, err := p.Scan(ctx, name); err != nil && ctx.Err() == nil {
+		p.log().Error("scan", "source", name, "err", err)
+	}
+}

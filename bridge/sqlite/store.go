@@ -1,0 +1,357 @@
+// Package sqlite is the embedded default Store of the bridge: one SQLite file (go-sqlite3) in WAL
+// mode with a busy timeout, one writer connection, and embedded, numbered migrations.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	_ "github.com/mattn/go-sqlite3" // the SQLite driver
+
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the SQLite Store.
+type Store struct {
+	db *sql.DB
+}
+
+var _ bridge.Store = (*Store)(nil)
+
+// Open opens (creating when needed) the database file at path and migrates it. It fails with
+// an error naming the path.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("store %s: %w", path, err)
+		}
+	}
+	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate&_synchronous=FULL"
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer; this keeps our own goroutines from SQLITE_BUSY.
+	// Transactions are short and never span an HTTP call.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v, err := strconv.Atoi(strings.SplitN(filepath.Base(name), "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with its number", name)
+		}
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		body, _ := migrations.ReadFile(name)
+		err = s.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+const jobCols = `id, recording, state, reason, author, external_id, metadata, idempotency_key, attempt_at, attempts,
+	transcription_id, required_minutes, next_at, created_at, updated_at`
+
+func scanJob(row interface{ Scan(...any) error }) (*bridge.Job, error) {
+	var j bridge.Job
+	var rec, meta string
+	var attemptAt, nextAt, created, updated int64
+	if err := row.Scan(&j.ID, &rec, &j.State, &j.Reason, &j.Author, &j.ExternalID, &meta, &j.IdempotencyKey, &attemptAt,
+		&j.Attempts, &j.TranscriptionID, &j.RequiredMinutes, &nextAt, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(rec), &j.Recording); err != nil {
+		return nil, fmt.Errorf("job %s: recording: %w", j.ID, err)
+	}
+	if meta != "" {
+		j.Metadata = json.RawMessage(meta)
+	}
+	j.AttemptAt, j.NextAt = fromNanos(attemptAt), fromNanos(nextAt)
+	j.CreatedAt, j.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &j, nil
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// AddRecordings implements bridge.Store.
+func (s *Store) AddRecordings(ctx context.Context, source string, recs []bridge.Recording, cursor string, now time.Time) ([]bridge.Job, error) {
+	var added []bridge.Job
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		added = added[:0]
+		for _, r := range recs {
+			r.Source = source
+			j := bridge.Job{ID: uuid.NewString(), Recording: r, State: bridge.StateDiscovered, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+			rec, _ := json.Marshal(r)
+			res, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, source, item_id, version, recording, state, created_at, updated_at)
+				VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (source, item_id, version) DO NOTHING`,
+				j.ID, source, r.ItemID, r.Version, string(rec), j.State, now.UnixNano(), now.UnixNano())
+			if err != nil {
+				return fmt.Errorf("add %s %s: %w", source, r.ItemID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO job_history (job_id, from_state, to_state, reason, at) VALUES (?,?,?,?,?)`,
+					j.ID, "", j.State, "found by "+source, now.UnixNano()); err != nil {
+					return err
+				}
+				added = append(added, j)
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO cursors (source, cursor, updated_at) VALUES (?,?,?)
+			ON CONFLICT (source) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`, source, cursor, now.UnixNano())
+		return err
+	})
+	return added, err
+}
+
+// Cursor implements bridge.Store.
+func (s *Store) Cursor(ctx context.Context, source string) (string, error) {
+	var c string
+	err := s.db.QueryRowContext(ctx, `SELECT cursor FROM cursors WHERE source = ?`, source).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return c, err
+}
+
+// Update implements bridge.Store.
+func (s *Store) Update(ctx context.Context, j *bridge.Job, from bridge.State, reason string, events ...bridge.Event) error {
+	now := j.UpdatedAt
+	if now.IsZero() {
+		now = time.Now().UTC()
+	}
+	rec, _ := json.Marshal(j.Recording)
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET recording = ?, state = ?, reason = ?, author = ?, external_id = ?, metadata = ?,
+			idempotency_key = ?, attempt_at = ?, attempts = ?, transcription_id = ?, required_minutes = ?, next_at = ?, updated_at = ?
+			WHERE id = ? AND state = ?`, string(rec), j.State, j.Reason, j.Author, j.ExternalID, string(j.Metadata), j.IdempotencyKey,
+			nanos(j.AttemptAt), j.Attempts, j.TranscriptionID, j.RequiredMinutes, nanos(j.NextAt), now.UnixNano(), j.ID, from)
+		if err != nil {
+			return fmt.Errorf("update job %s: %w", j.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("update job %s from %s: %w", j.ID, from, bridge.ErrConflict)
+		}
+		if from != j.State || reason != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO job_history (job_id, from_state, to_state, reason, at) VALUES (?,?,?,?,?)`,
+				j.ID, from, j.State, reason, now.UnixNano()); err != nil {
+				return err
+			}
+		}
+		for _, e := range events {
+			if len(e.Data) == 0 {
+				e.Data = json.RawMessage("{}")
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (type, job_id, transcription_id, data, created_at) VALUES (?,?,?,?,?)`,
+				e.Type, e.JobID, e.TranscriptionID, string(e.Data), now.UnixNano()); err != nil {
+				return fmt.Errorf("outbox %s: %w", e.Type, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Job implements bridge.Store.
+func (s *Store) Job(ctx context.Context, id string) (*bridge.Job, error) {
+	j, err := scanJob(s.db.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("job %s: %w", id, bridge.ErrNotFound)
+	}
+	return j, err
+}
+
+// Jobs implements bridge.Store.
+func (s *Store) Jobs(ctx context.Context, f bridge.JobFilter) ([]bridge.Job, error) {
+	var where []string
+	var args []any
+	if len(f.States) > 0 {
+		where = append(where, "state IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.States)), ",")+")")
+		for _, st := range f.States {
+			args = append(args, st)
+		}
+	}
+	if f.Source != "" {
+		where, args = append(where, "source = ?"), append(args, f.Source)
+	}
+	if !f.DueBefore.IsZero() {
+		where, args = append(where, "next_at <= ?"), append(args, f.DueBefore.UnixNano())
+	}
+	q := `SELECT ` + jobCols + ` FROM jobs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_at, rowid" // oldest first, ties in insertion order
+	if f.Limit > 0 {
+		q += " LIMIT " + strconv.Itoa(f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []bridge.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *j)
+	}
+	return out, rows.Err()
+}
+
+// History implements bridge.Store.
+func (s *Store) History(ctx context.Context, id string) ([]bridge.Change, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT from_state, to_state, reason, at FROM job_history WHERE job_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("history of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []bridge.Change
+	for rows.Next() {
+		c := bridge.Change{JobID: id}
+		var at int64
+		if err := rows.Scan(&c.From, &c.To, &c.Reason, &at); err != nil {
+			return nil, err
+		}
+		c.At = fromNanos(at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Counts implements bridge.Store.
+func (s *Store) Counts(ctx context.Context) (map[bridge.State]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM jobs GROUP BY state`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[bridge.State]int{}
+	for rows.Next() {
+		var st bridge.State
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}
+
+// PendingEvents implements bridge.Store.
+func (s *Store) PendingEvents(ctx context.Context, limit int) ([]bridge.Event, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, type, job_id, transcription_id, data, created_at FROM outbox
+		WHERE delivered_at IS NULL ORDER BY id LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []bridge.Event
+	for rows.Next() {
+		var e bridge.Event
+		var data string
+		var at int64
+		if err := rows.Scan(&e.ID, &e.Type, &e.JobID, &e.TranscriptionID, &data, &at); err != nil {
+			return nil, err
+		}
+		e.Data, e.CreatedAt = json.RawMessage(data), fromNanos(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// MarkEvents implements bridge.Store.
+func (s *Store) MarkEvents(ctx context.Context, ids []int64) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = ? WHERE id = ?`, time.Now().UnixNano(), id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// InstanceID implements bridge.Store.
+func (s *Store) InstanceID(ctx context.Context) (string, error) {
+	id := uuid.NewString()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('instance_id', ?) ON CONFLICT (key) DO NOTHING`, id); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'instance_id'`).Scan(&id)
+	})
+	return id, err
+}

@@ -1,0 +1,54 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrConflict is returned by Store.Update when the job is no longer in the expected state:
+// another worker moved it first.
+var ErrConflict = errors.New("job changed concurrently")
+
+// ErrNotFound is returned for an unknown job id.
+var ErrNotFound = errors.New("job not found")
+
+// JobFilter selects jobs for listing. Zero fields match everything.
+type JobFilter struct {
+	States []State
+	Source string
+	// DueBefore keeps jobs whose NextAt is at or before it (zero: any).
+	DueBefore time.Time
+	// Limit bounds the result (0: no bound).
+	Limit int
+}
+
+// Store keeps jobs, cursors, history and the outbox. Implementations: bridge/sqlite (the
+// embedded default); every one passes bridge/storetest.
+type Store interface {
+	// AddRecordings stores a discovered job for each recording not seen before (unique on
+	// source, item and version) and sets the source's cursor, in one transaction. It returns
+	// the jobs it created; a second sighting is a no-op.
+	AddRecordings(ctx context.Context, source string, recs []Recording, cursor string, now time.Time) ([]Job, error)
+	// Cursor returns the source's cursor ("" before the first scan).
+	Cursor(ctx context.Context, source string) (string, error)
+	// Update writes j if the stored job is still in state from, appends the change to its
+	// history and the events to the outbox, in one transaction. ErrConflict otherwise.
+	Update(ctx context.Context, j *Job, from State, reason string, events ...Event) error
+	// Job returns one job, or ErrNotFound.
+	Job(ctx context.Context, id string) (*Job, error)
+	// Jobs lists jobs matching f, oldest first (ties in the order they were added).
+	Jobs(ctx context.Context, f JobFilter) ([]Job, error)
+	// History returns a job's changes, oldest first.
+	History(ctx context.Context, id string) ([]Change, error)
+	// Counts returns how many jobs are in each state.
+	Counts(ctx context.Context) (map[State]int, error)
+	// PendingEvents returns up to limit outbox events not yet marked delivered, oldest first.
+	PendingEvents(ctx context.Context, limit int) ([]Event, error)
+	// MarkEvents marks outbox events as handed on.
+	MarkEvents(ctx context.Context, ids []int64) error
+	// InstanceID returns this installation's id, created on first use.
+	InstanceID(ctx context.Context) (string, error)
+	// Close releases the store.
+	Close() error
+}

@@ -1,0 +1,118 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/internal/failpoint"
+)
+
+// Track learns what happened to queued and processing jobs from the list endpoint, filtered by
+// status, creation date and this installation's bridge_instance metadata, and GETs only the
+// transcriptions that reached a final status. Queued transcriptions, which grow with the backlog,
+// are listed only every 10 minutes (to notice deletions upstream); a poll otherwise costs one list
+// per status and page of processing (bounded by the plan's concurrency) and finished
+// transcriptions, whatever the number waiting.
+func (p *Pipeline) Track(ctx context.Context) error {
+	jobs, err := p.Store.Jobs(ctx, JobFilter{States: []State{StateQueued, StateProcessing}})
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
+	byTranscription := map[string]*Job{}
+	from := p.now()
+	for i := range jobs {
+		byTranscription[jobs[i].TranscriptionID] = &jobs[i]
+		if jobs[i].AttemptAt.Before(from) {
+			from = jobs[i].AttemptAt
+		}
+	}
+	from = from.Add(-24 * time.Hour) // dates are UTC days; a day of slack covers clock skew
+	seen := map[string]string{}
+	statuses := []string{api.StatusProcessing, api.StatusCompleted, api.StatusFailed, api.StatusInsufficientBalance}
+	p.mu.Lock()
+	fullPass := p.now().Sub(p.lastFullPass) >= goneCheck
+	p.mu.Unlock()
+	if fullPass {
+		statuses = append(statuses, api.StatusQueued)
+	}
+	for _, st := range statuses {
+		for it, err := range p.API.All(ctx, api.ListParams{Status: st, MetadataKey: "bridge_instance", MetadataValue: p.Instance, DateFrom: from}) {
+			if err != nil {
+				return fmt.Errorf("list %s: %w", st, err)
+			}
+			if byTranscription[it.ID] != nil {
+				seen[it.ID] = st
+			}
+		}
+	}
+	failpoint.Hit("tracking")
+	if fullPass {
+		p.mu.Lock()
+		p.lastFullPass = p.now()
+		p.mu.Unlock()
+	}
+	for id, j := range byTranscription {
+		st, ok := seen[id]
+		switch {
+		case !ok && fullPass:
+			if err := p.checkGone(ctx, j); err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+		case st == api.StatusProcessing && j.State == StateQueued:
+			if err := p.move(ctx, j, StateProcessing, ""); err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+		case st == api.StatusCompleted || st == api.StatusFailed || st == api.StatusInsufficientBalance:
+			t, err := p.API.Get(ctx, id)
+			if err != nil {
+				return fmt.Errorf("get %s: %w", id, err)
+			}
+			if err := p.settle(ctx, j, t); err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// goneCheck is how often the tracker also lists queued transcriptions.
+const goneCheck = 10 * time.Minute
+
+// checkGone asks for a transcription that no list showed, not even queued: deleted upstream
+// means the job failed.
+func (p *Pipeline) checkGone(ctx context.Context, j *Job) error {
+	_, err := p.API.Get(ctx, j.TranscriptionID)
+	if errors.Is(err, api.ErrNotFound) {
+		return p.move(ctx, j, StateFailed, "the transcription was deleted upstream", NewEvent(EventFailed, j, map[string]any{"reason": "deleted upstream"}))
+	}
+	return nil // listed meanwhile, or a passing error: the next pass decides
+}
+
+// settle moves a job whose transcription reached a final status.
+func (p *Pipeline) settle(ctx context.Context, j *Job, t *api.Transcription) error {
+	switch t.Status {
+	case api.StatusCompleted:
+		if p.reportsDone(j, t) {
+			return p.complete(ctx, j, t)
+		}
+		return p.move(ctx, j, StateTranscribed, "transcript ready")
+	case api.StatusFailed:
+		code := "failed"
+		if t.ErrorCode != nil {
+			code = *t.ErrorCode
+		}
+		return p.move(ctx, j, StateFailed, code, NewEvent(EventFailed, j, map[string]any{"error_code": code}))
+	case api.StatusInsufficientBalance:
+		if t.RequiredMinutes != nil {
+			j.RequiredMinutes = *t.RequiredMinutes
+		}
+		reason := fmt.Sprintf("insufficient_balance: needs %.2f minutes; uploaded again once they are available", j.RequiredMinutes)
+		ev := NewEvent(EventInsufficientBalance, j, map[string]any{"required_minutes": t.RequiredMinutes, "available_minutes": t.AvailableMinutes})
+		j.NextAt = p.now()
+		return p.move(ctx, j, StateResubmit, reason, ev)
+	}
+	return nil
+}

@@ -1,0 +1,296 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/internal/failpoint"
+)
+
+// Delays before a job is looked at again.
+const (
+	balanceRecheck = time.Minute
+	holdRecheck    = 10 * time.Minute
+)
+
+// Upstream codes that mean the file will never be taken (→ skipped); codes that mean a setting
+// must change first (→ held, tried again every 10 minutes). Others fail the job.
+var (
+	skipCodes = map[string]bool{
+		api.CodeUnsupportedFileFormat: true, api.CodeFileTooSmall: true, api.CodeFileSizeLimitExceeded: true,
+		api.CodeFilenameRequired: true, api.CodeExternalIDInvalid: true, api.CodeExternalIDTooLong: true,
+		api.CodeMetadataTooDeep: true, api.CodeMetadataValueInvalid: true, "metadata_too_large": true,
+		"metadata_key_too_long": true, "metadata_invalid_json": true, "metadata_not_object": true,
+	}
+	holdCodes = map[string]bool{
+		api.CodeAuthorNotMember: true, api.CodeInvalidAuthor: true, api.CodeUnsupportedAuthorType: true,
+		api.CodePromptNotFound: true, api.CodeTooManyReports: true, api.CodeUploadScopeRequired: true,
+		api.CodeReportsScopeRequired: true, api.CodeAPIAccessDenied: true, "unsupported_language": true,
+		"project_not_found": true, "invalid_speakers_count": true,
+	}
+)
+
+// StartUploads starts an upload for each due job in ready, resubmit, held or uploading (an
+// attempt cut short by a crash), up to UploadConcurrency at once, after checking the balance.
+func (p *Pipeline) StartUploads(ctx context.Context, wg *sync.WaitGroup) error {
+	p.setDefaults()
+	p.mu.Lock()
+	free := p.UploadConcurrency - len(p.inFlight)
+	p.mu.Unlock()
+	if free <= 0 {
+		return nil
+	}
+	jobs, err := p.Store.Jobs(ctx, JobFilter{States: []State{StateUploading, StateReady, StateResubmit, StateHeld}, DueBefore: p.now(), Limit: 200})
+	if err != nil {
+		return err
+	}
+	// Mark the candidates in flight at once, so concurrent steps never pick the same job.
+	var due []Job
+	p.mu.Lock()
+	for _, j := range jobs {
+		if !p.inFlight[j.ID] && len(due) < free {
+			p.inFlight[j.ID] = true
+			due = append(due, j)
+		}
+	}
+	p.mu.Unlock()
+	release := func(id string) {
+		p.mu.Lock()
+		delete(p.inFlight, id)
+		p.mu.Unlock()
+	}
+	started := map[string]bool{}
+	defer func() {
+		for _, j := range due {
+			if !started[j.ID] {
+				release(j.ID)
+			}
+		}
+	}()
+	if len(due) == 0 {
+		return nil
+	}
+	ws, err := p.API.Workspace(ctx)
+	if err != nil {
+		p.log().Warn("balance check failed; uploads wait", "err", err)
+		return nil
+	}
+	balance := ws.Balance.AvailableMinutes
+	for i := range due {
+		j := &due[i]
+		switch {
+		case j.State == StateResubmit && balance < j.RequiredMinutes,
+			j.State == StateHeld && j.Reason == reasonNoMinutes && balance <= 0:
+			j.NextAt = p.now().Add(balanceRecheck)
+			if err := p.move(ctx, j, j.State, ""); err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+			continue
+		case j.State == StateReady && balance <= 0:
+			j.NextAt = p.now().Add(balanceRecheck)
+			if err := p.move(ctx, j, StateHeld, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes})); err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+			continue
+		}
+		started[j.ID] = true
+		wg.Add(1)
+		go func(j Job) {
+			defer wg.Done()
+			defer release(j.ID)
+			if err := p.uploadJob(ctx, &j); err != nil && ctx.Err() == nil {
+				p.log().Error("upload", "job", j.ID, "item", j.ItemID, "err", err)
+			}
+		}(*j)
+	}
+	return nil
+}
+
+const reasonNoMinutes = "insufficient_balance: the workspace has no minutes left"
+
+// uploadJob takes one job through an upload attempt.
+func (p *Pipeline) uploadJob(ctx context.Context, j *Job) error {
+	if j.State == StateUploading {
+		if p.now().Sub(j.AttemptAt) >= p.IdempotencyWindow {
+			// Past the window the service may have forgotten the key: ask it first.
+			adopted, err := p.adopt(ctx, j)
+			if err != nil || adopted {
+				return err
+			}
+			if err := p.claim(ctx, j); err != nil {
+				return err
+			}
+		}
+		// Within the window the same key either lands once or answers with the original.
+	} else if err := p.claim(ctx, j); err != nil {
+		return err
+	}
+	res, err := p.send(ctx, j)
+	if err != nil {
+		return p.uploadFailed(ctx, j, err)
+	}
+	failpoint.Hit("after-upload")
+	j.TranscriptionID = res.UUID
+	j.NextAt = time.Time{}
+	how := "uploaded"
+	if res.Replayed {
+		how = "uploaded (answer of an earlier attempt, by idempotent replay)"
+	}
+	return p.move(ctx, j, StateQueued, how, NewEvent(EventUploaded, j, map[string]any{"transcription_id": res.UUID, "replayed": res.Replayed}))
+}
+
+// claim stores a fresh Idempotency-Key and the attempt time before any byte is sent.
+func (p *Pipeline) claim(ctx context.Context, j *Job) error {
+	j.IdempotencyKey = uuid.NewString()
+	j.AttemptAt = p.now()
+	j.NextAt = j.AttemptAt
+	j.Attempts++
+	j.TranscriptionID = ""
+	return p.move(ctx, j, StateUploading, fmt.Sprintf("upload attempt %d", j.Attempts))
+}
+
+// send streams the job's file to the service with the job's key.
+func (p *Pipeline) send(ctx context.Context, j *Job) (*api.UploadResult, error) {
+	sc := p.Sources[j.Source]
+	if sc == nil {
+		return nil, fmt.Errorf("%w: source %s is no longer configured", api.ErrSource, j.Source)
+	}
+	o := sc.Upload
+	params := api.UploadParams{
+		Filename: j.Name, Size: j.Size, IdempotencyKey: j.IdempotencyKey, ExternalID: j.ExternalID,
+		Author: j.Author, Language: o.Language, ProjectID: o.ProjectID, Diarize: o.Diarize,
+		SpeakersCount: o.SpeakersCount, AIMetadata: o.AIMetadata, Reports: o.Reports,
+	}
+	if len(j.Metadata) > 0 {
+		params.Metadata = json.RawMessage(j.Metadata)
+	}
+	open := func() (io.ReadCloser, error) { return sc.Source.Open(ctx, j.Recording) }
+	if j.Size <= 0 {
+		// The source does not know the size: spool to a temporary file to learn it.
+		path, size, err := spool(open)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", api.ErrSource, err)
+		}
+		defer os.Remove(path)
+		params.Size = size
+		open = func() (io.ReadCloser, error) { return os.Open(path) }
+	}
+	params.Open = func() (io.ReadCloser, error) {
+		rc, err := open()
+		if err != nil {
+			return nil, err
+		}
+		return &pausingReader{ReadCloser: rc, half: params.Size / 2}, nil
+	}
+	return p.API.Upload(ctx, params)
+}
+
+// pausingReader hits the "upload-body" failpoint half way through the body.
+type pausingReader struct {
+	io.ReadCloser
+	n, half int64
+}
+
+func (r *pausingReader) Read(b []byte) (int, error) {
+	if r.n < r.half && r.n+int64(len(b)) >= r.half {
+		b = b[:r.half-r.n]
+	}
+	n, err := r.ReadCloser.Read(b)
+	r.n += int64(n)
+	if r.n == r.half && n > 0 {
+		failpoint.Hit("upload-body")
+	}
+	return n, err
+}
+
+func spool(open func() (io.ReadCloser, error)) (string, int64, error) {
+	rc, err := open()
+	if err != nil {
+		return "", 0, err
+	}
+	defer rc.Close()
+	f, err := os.CreateTemp("", "bridge-spool-*")
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := io.Copy(f, rc)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", 0, err
+	}
+	return f.Name(), n, nil
+}
+
+// uploadFailed decides what an upload error means for the job.
+func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
+	if ctx.Err() != nil {
+		return nil // stopping: the job stays in uploading and is resumed with its key
+	}
+	code := api.CodeOf(err)
+	apiErr := api.AsError(err)
+	switch {
+	case errors.Is(err, api.ErrSource):
+		return p.skip(ctx, j, "source: "+err.Error())
+	case apiErr != nil && apiErr.Status == http.StatusPaymentRequired:
+		j.NextAt = p.now().Add(balanceRecheck)
+		return p.move(ctx, j, StateHeld, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes}))
+	case skipCodes[code]:
+		return p.skip(ctx, j, err.Error())
+	case holdCodes[code] || (apiErr != nil && (apiErr.Status == 401 || apiErr.Status == 403)):
+		j.NextAt = p.now().Add(holdRecheck)
+		return p.move(ctx, j, StateHeld, err.Error(), NewEvent(EventHeld, j, map[string]any{"reason": err.Error(), "code": code}))
+	case apiErr != nil && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != 408 && apiErr.Status != 409 && apiErr.Status != 429:
+		return p.move(ctx, j, StateFailed, err.Error(), NewEvent(EventFailed, j, map[string]any{"reason": err.Error(), "code": code}))
+	}
+	// Transient (network, 429, 5xx, in flight elsewhere): keep the key, try again later.
+	backoff := time.Duration(30<<min(j.Attempts, 6)) * time.Second
+	j.NextAt = p.now().Add(min(backoff, 30*time.Minute))
+	return p.move(ctx, j, StateUploading, "will retry with the same key: "+err.Error())
+}
+
+// adopt looks the job up upstream by its bridge_job metadata, across statuses, and takes over
+// what an earlier attempt made. It reports whether it adopted something.
+func (p *Pipeline) adopt(ctx context.Context, j *Job) (bool, error) {
+	found := map[string]string{}
+	for _, st := range []string{api.StatusQueued, api.StatusProcessing, api.StatusCompleted, api.StatusFailed, api.StatusInsufficientBalance} {
+		page, err := p.API.List(ctx, api.ListParams{Status: st, MetadataKey: "bridge_job", MetadataValue: j.ID, Limit: 100})
+		if err != nil {
+			return false, fmt.Errorf("look up job %s upstream: %w", j.ID, err)
+		}
+		for _, it := range page.Items {
+			if _, ok := found[st]; !ok {
+				found[st] = it.ID
+			}
+		}
+	}
+	for _, st := range []string{api.StatusCompleted, api.StatusProcessing, api.StatusQueued} {
+		if id := found[st]; id != "" {
+			j.TranscriptionID, j.NextAt = id, time.Time{}
+			return true, p.move(ctx, j, StateQueued, "adopted "+id+" found upstream by bridge_job", NewEvent(EventUploaded, j, map[string]any{"transcription_id": id, "adopted": true}))
+		}
+	}
+	if id := found[api.StatusFailed]; id != "" {
+		t, err := p.API.Get(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		if t.ErrorCode != nil && *t.ErrorCode != api.ErrorUploadIncomplete {
+			j.TranscriptionID = id
+			return true, p.move(ctx, j, StateFailed, *t.ErrorCode, NewEvent(EventFailed, j, map[string]any{"error_code": *t.ErrorCode}))
+		}
+	}
+	return false, nil
+}
