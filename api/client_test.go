@@ -4,17 +4,16 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/internal/mediatest"
 	"github.com/transcript-bridge/bridge/sandbox"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
@@ -38,26 +37,8 @@ func newClient(t testing.TB, sb *sandboxtest.Sandbox, key string, edit ...func(*
 	return c
 }
 
-// wav is a valid 8 kHz 8-bit mono WAV of seconds, its samples drawn from seed.
-func wav(seconds float64, seed uint64) []byte {
-	n := int(seconds * 8000)
-	var b bytes.Buffer
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, uint32(36+n))
-	b.WriteString("WAVEfmt ")
-	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
-		binary.Write(&b, binary.LittleEndian, v)
-	}
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, uint32(n))
-	rng := rand.New(rand.NewPCG(seed, 3))
-	data := make([]byte, n)
-	for i := range data {
-		data[i] = byte(rng.IntN(256))
-	}
-	b.Write(data)
-	return b.Bytes()
-}
+// wav is a valid 8 kHz WAV of seconds, its samples drawn from seed.
+func wav(seconds float64, seed uint64) []byte { return mediatest.WAV(seconds, 0, seed) }
 
 func upload(t *testing.T, c *api.Client, name string, file []byte, p api.UploadParams) *api.UploadResult {
 	t.Helper()

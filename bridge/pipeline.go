@@ -81,6 +81,7 @@ type Pipeline struct {
 	// job in uploading is looked up instead of retried (default 23 h, inside the 24 h window).
 	IdempotencyWindow time.Duration
 
+	defaults     sync.Once
 	mu           sync.Mutex
 	inFlight     map[string]bool // jobs with an upload running in this process
 	lastFullPass time.Time       // when the tracker last listed queued transcriptions too
@@ -100,18 +101,17 @@ func (p *Pipeline) log() *slog.Logger {
 	return p.Log
 }
 
+// setDefaults fills the zero fields once, before the first step.
 func (p *Pipeline) setDefaults() {
-	if p.UploadConcurrency == 0 {
-		p.UploadConcurrency = 4
-	}
-	if p.IdempotencyWindow == 0 {
-		p.IdempotencyWindow = 23 * time.Hour
-	}
-	p.mu.Lock()
-	if p.inFlight == nil {
+	p.defaults.Do(func() {
+		if p.UploadConcurrency == 0 {
+			p.UploadConcurrency = 4
+		}
+		if p.IdempotencyWindow == 0 {
+			p.IdempotencyWindow = 23 * time.Hour
+		}
 		p.inFlight = map[string]bool{}
-	}
-	p.mu.Unlock()
+	})
 }
 
 // move writes j in state to (from its current state) with reason and events, logging the change.

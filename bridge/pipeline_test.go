@@ -3,9 +3,7 @@ package bridge_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/connectors/localdir"
+	"github.com/transcript-bridge/bridge/internal/mediatest"
 	"github.com/transcript-bridge/bridge/mapping"
 	"github.com/transcript-bridge/bridge/sandbox"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
@@ -90,26 +89,8 @@ func (e *env) states(t testing.TB) map[string]bridge.State {
 	return out
 }
 
-// wav is a valid 8 kHz 8-bit mono WAV of seconds.
-func wav(seconds float64, seed uint64) []byte {
-	n := int(seconds * 8000)
-	var b bytes.Buffer
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, uint32(36+n))
-	b.WriteString("WAVEfmt ")
-	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
-		binary.Write(&b, binary.LittleEndian, v)
-	}
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, uint32(n))
-	rng := rand.New(rand.NewPCG(seed, 9))
-	data := make([]byte, n)
-	for i := range data {
-		data[i] = byte(rng.IntN(256))
-	}
-	b.Write(data)
-	return b.Bytes()
-}
+// wav is a valid 8 kHz WAV of seconds, its samples drawn from seed.
+func wav(seconds float64, seed uint64) []byte { return mediatest.WAV(seconds, 0, seed) }
 
 func TestHundredFilesUnderFaultsExactlyOnce(t *testing.T) {
 	faults, _ := sandbox.ParseFaults("5xx=0.05,429=0.05,reset=0.05,latency=1ms")
@@ -275,12 +256,12 @@ func TestConcurrentStepsUploadOnce(t *testing.T) {
 	}
 	ctx := context.Background()
 	e.p.Scan(ctx, "inbox")
-	var wg sync.WaitGroup
+	var steps, uploads sync.WaitGroup
 	for range 4 {
-		go e.p.Step(ctx, &wg)
+		steps.Go(func() { e.p.Step(ctx, &uploads) })
 	}
-	time.Sleep(200 * time.Millisecond)
-	wg.Wait()
+	steps.Wait()
+	uploads.Wait()
 	e.run(t)
 	if ws := e.sb.Workspace(t, sandboxtest.WorkspaceID); ws.Transcriptions["completed"] != 20 {
 		t.Errorf("sandbox holds %v, want 20 completed", ws.Transcriptions)

@@ -134,17 +134,8 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	t, err := loadRecord(r.Context(), s.db, p.workspaceID, r.PathValue("id"))
-	if err != nil {
-		internalError(w, r, err)
-		return
-	}
+	t := s.pathRecord(w, r, p, false)
 	if t == nil {
-		notFound(w, r)
-		return
-	}
-	if t.Locked {
-		locked(w, r)
 		return
 	}
 	body, err := s.renderExport(r.Context(), t, format)

@@ -3,11 +3,9 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transcript-bridge/bridge/internal/mediatest"
 	"github.com/transcript-bridge/bridge/internal/openapitest"
 )
 
@@ -241,32 +240,7 @@ func terminal(rec map[string]any) bool {
 	return true
 }
 
-// wav builds a valid PCM WAV file of the given length: 8 kHz, 8-bit mono by default. byteRate
-// lets tests claim long durations with few bytes (a byte rate of 1 makes one byte a second).
-// seed varies the samples, so files differ.
+// wav is mediatest.WAV: a valid WAV of seconds at byteRate (8000 when 0), samples from seed.
 func wav(seconds float64, byteRate int, seed uint64) []byte {
-	if byteRate == 0 {
-		byteRate = 8000
-	}
-	n := int(seconds * float64(byteRate))
-	var b bytes.Buffer
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, uint32(36+n))
-	b.WriteString("WAVEfmt ")
-	binary.Write(&b, binary.LittleEndian, uint32(16))
-	binary.Write(&b, binary.LittleEndian, uint16(1))        // PCM
-	binary.Write(&b, binary.LittleEndian, uint16(1))        // mono
-	binary.Write(&b, binary.LittleEndian, uint32(byteRate)) // sample rate
-	binary.Write(&b, binary.LittleEndian, uint32(byteRate)) // byte rate
-	binary.Write(&b, binary.LittleEndian, uint16(1))        // block align
-	binary.Write(&b, binary.LittleEndian, uint16(8))        // bits
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, uint32(n))
-	rng := rand.New(rand.NewPCG(seed, 7))
-	data := make([]byte, n)
-	for i := range data {
-		data[i] = byte(rng.IntN(256))
-	}
-	b.Write(data)
-	return b.Bytes()
+	return mediatest.WAV(seconds, byteRate, seed)
 }

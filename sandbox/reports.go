@@ -63,17 +63,8 @@ func (s *Server) handleRequestReports(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusUnprocessableEntity, "invalid_body", "body must be {\"reports\": [slug, ...]}", nil)
 		return
 	}
-	t, err := loadRecord(ctx, s.db, p.workspaceID, r.PathValue("id"))
-	if err != nil {
-		internalError(w, r, err)
-		return
-	}
+	t := s.pathRecord(w, r, p, false)
 	if t == nil {
-		notFound(w, r)
-		return
-	}
-	if t.Locked {
-		locked(w, r)
 		return
 	}
 	ws, err := loadWorkspace(ctx, s.db, p.workspaceID)

@@ -15,23 +15,29 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 	writeError(w, r, http.StatusNotFound, "not_found", "transcription not found", nil)
 }
 
-func locked(w http.ResponseWriter, r *http.Request) {
-	writeError(w, r, http.StatusForbidden, "transcription_locked", "the transcription is a locked preview", nil)
+// pathRecord loads the transcription named by the path's {id} in the key's workspace. When there
+// is none (or it is a locked preview and allowLocked is false) it answers 404 (or 403
+// transcription_locked) and returns nil.
+func (s *Server) pathRecord(w http.ResponseWriter, r *http.Request, p *principal, allowLocked bool) *record {
+	t, err := loadRecord(r.Context(), s.db, p.workspaceID, r.PathValue("id"))
+	switch {
+	case err != nil:
+		internalError(w, r, err)
+		return nil
+	case t == nil:
+		notFound(w, r)
+		return nil
+	case t.Locked && !allowLocked:
+		writeError(w, r, http.StatusForbidden, "transcription_locked", "the transcription is a locked preview", nil)
+		return nil
+	}
+	return t
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r)
-	t, err := loadRecord(r.Context(), s.db, p.workspaceID, r.PathValue("id"))
-	if err != nil {
-		internalError(w, r, err)
-		return
-	}
+	t := s.pathRecord(w, r, p, false)
 	if t == nil {
-		notFound(w, r)
-		return
-	}
-	if t.Locked {
-		locked(w, r)
 		return
 	}
 	f, err := s.full(r.Context(), s.db, t)
@@ -199,17 +205,8 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	t, err := loadRecord(ctx, s.db, p.workspaceID, r.PathValue("id"))
-	if err != nil {
-		internalError(w, r, err)
-		return
-	}
+	t := s.pathRecord(w, r, p, false)
 	if t == nil {
-		notFound(w, r)
-		return
-	}
-	if t.Locked {
-		locked(w, r)
 		return
 	}
 	var body map[string]json.RawMessage
@@ -265,13 +262,8 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	t, err := loadRecord(ctx, s.db, p.workspaceID, r.PathValue("id"))
-	if err != nil {
-		internalError(w, r, err)
-		return
-	}
+	t := s.pathRecord(w, r, p, true)
 	if t == nil {
-		notFound(w, r)
 		return
 	}
 	if ok, err := s.canEdit(r, p, t); err != nil {
@@ -282,7 +274,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var media string
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		// Re-read inside the transaction: the processor may have moved it on.
 		t, err := loadRecord(ctx, tx, p.workspaceID, t.ID)
 		if err != nil || t == nil {

@@ -184,10 +184,21 @@ func (s *Server) handleMembers(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"items": out, "total": len(out)})
 }
 
-func (s *Server) activeMember(ctx context.Context, wsID, id string) (bool, error) {
+// pathMember returns the path's {user_id} when it is an active member of the key's workspace;
+// otherwise it answers 404 member_not_found and returns false.
+func (s *Server) pathMember(w http.ResponseWriter, r *http.Request, p *principal) (string, bool) {
+	id := strings.ToLower(r.PathValue("user_id"))
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM members WHERE workspace_id = ? AND id = ? AND active = 1`, wsID, strings.ToLower(id)).Scan(&n)
-	return n > 0, err
+	err := s.db.QueryRowContext(r.Context(), `SELECT COUNT(*) FROM members WHERE workspace_id = ? AND id = ? AND active = 1`, p.workspaceID, id).Scan(&n)
+	switch {
+	case err != nil:
+		internalError(w, r, err)
+		return "", false
+	case n == 0:
+		writeError(w, r, http.StatusNotFound, "member_not_found", "no active member has this id", map[string]any{"user_id": id})
+		return "", false
+	}
+	return id, true
 }
 
 func (s *Server) handlePutIdentity(w http.ResponseWriter, r *http.Request) {
@@ -196,12 +207,8 @@ func (s *Server) handlePutIdentity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	userID := strings.ToLower(r.PathValue("user_id"))
-	if ok, err := s.activeMember(ctx, p.workspaceID, userID); err != nil {
-		internalError(w, r, err)
-		return
-	} else if !ok {
-		writeError(w, r, http.StatusNotFound, "member_not_found", "no active member has this id", map[string]any{"user_id": userID})
+	userID, ok := s.pathMember(w, r, p)
+	if !ok {
 		return
 	}
 	var body struct {
@@ -253,12 +260,8 @@ func (s *Server) handleDeleteIdentity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	userID := strings.ToLower(r.PathValue("user_id"))
-	if ok, err := s.activeMember(ctx, p.workspaceID, userID); err != nil {
-		internalError(w, r, err)
-		return
-	} else if !ok {
-		writeError(w, r, http.StatusNotFound, "member_not_found", "no active member has this id", map[string]any{"user_id": userID})
+	userID, ok := s.pathMember(w, r, p)
+	if !ok {
 		return
 	}
 	provider, externalID := strings.ToLower(r.PathValue("provider")), r.PathValue("external_id")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,6 +73,22 @@ HTTP status and the upstream code.`,
 	cmd.AddCommand(apiReadCmds(f)...)
 	cmd.AddCommand(apiWriteCmds(f)...)
 	return cmd
+}
+
+// run makes a RunE that builds the client, calls fn and prints its answer as JSON; a failure of
+// fn exits 1 naming the status and code.
+func (f *apiFlags) run(fn func(ctx context.Context, c *api.Client, args []string) (any, error)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := f.client()
+		if err != nil {
+			return err
+		}
+		v, err := fn(cmd.Context(), c, args)
+		if err != nil {
+			return apiFailure(err)
+		}
+		return printJSON(cmd.OutOrStdout(), v)
+	}
 }
 
 // printJSON writes v indented, with a final newline.

@@ -17,17 +17,7 @@ import (
 // members.
 func apiReadCmds(f *apiFlags) []*cobra.Command {
 	simple := func(use, short string, args cobra.PositionalArgs, fn func(ctx context.Context, c *api.Client, args []string) (any, error)) *cobra.Command {
-		return &cobra.Command{Use: use, Short: short, Args: args, RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			v, err := fn(cmd.Context(), c, args)
-			if err != nil {
-				return apiFailure(err)
-			}
-			return printJSON(cmd.OutOrStdout(), v)
-		}}
+		return &cobra.Command{Use: use, Short: short, Args: args, RunE: f.run(fn)}
 	}
 	return []*cobra.Command{
 		simple("get ID", "Print the full record of a transcription", exactArgs(1, "ID"),

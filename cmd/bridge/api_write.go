@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -83,87 +84,55 @@ func apiWriteCmds(f *apiFlags) []*cobra.Command {
 		Use:   "assign ID AUTHOR | assign ID --clear",
 		Short: "Give a transcription to a member (email:<e-mail> or user:<uuid>); --clear returns it to the key's creator",
 		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(_ *cobra.Command, args []string) error {
 			if clear == (len(args) == 2) {
 				return usageError("give either AUTHOR or --clear")
 			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
+			return nil
+		},
+		RunE: f.run(func(ctx context.Context, c *api.Client, args []string) (any, error) {
 			author := ""
 			if !clear {
 				author = args[1]
 			}
-			t, err := c.Assign(cmd.Context(), args[0], author)
-			if err != nil {
-				return apiFailure(err)
-			}
-			return printJSON(cmd.OutOrStdout(), t)
-		},
+			return c.Assign(ctx, args[0], author)
+		}),
 	}
 	assign.Flags().BoolVar(&clear, "clear", false, "return ownership to the key's creator")
 	del := &cobra.Command{
 		Use:   "delete ID",
 		Short: "Delete a transcription for all members (irreversible)",
 		Args:  exactArgs(1, "ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			if err := c.Delete(cmd.Context(), args[0]); err != nil {
-				return apiFailure(err)
-			}
-			return printJSON(cmd.OutOrStdout(), map[string]any{"id": args[0], "deleted": true})
-		},
+		RunE: f.run(func(ctx context.Context, c *api.Client, args []string) (any, error) {
+			return map[string]any{"id": args[0], "deleted": true}, c.Delete(ctx, args[0])
+		}),
 	}
 	reports := &cobra.Command{
 		Use:   "reports ID SLUG...",
 		Short: "Request AI reports (at most 3 slugs) for a transcription",
 		Args:  cobra.RangeArgs(2, 4),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			refs, err := c.RequestReports(cmd.Context(), args[0], args[1:]...)
-			if err != nil {
-				return apiFailure(err)
-			}
-			return printJSON(cmd.OutOrStdout(), map[string]any{"reports": refs})
-		},
+		RunE: f.run(func(ctx context.Context, c *api.Client, args []string) (any, error) {
+			refs, err := c.RequestReports(ctx, args[0], args[1:]...)
+			return map[string]any{"reports": refs}, err
+		}),
 	}
 	identities := &cobra.Command{Use: "identities", Short: "Bind or unbind external identities of members"}
 	identities.AddCommand(&cobra.Command{
 		Use:   "put MEMBER_ID PROVIDER EXTERNAL_ID",
 		Short: "Bind an external identity to a member",
 		Args:  exactArgs(3, "MEMBER_ID PROVIDER EXTERNAL_ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			created, err := c.PutIdentity(cmd.Context(), args[0], api.Identity{Provider: args[1], ExternalID: args[2]})
-			if err != nil {
-				return apiFailure(err)
-			}
-			return printJSON(cmd.OutOrStdout(), map[string]any{"member_id": args[0], "provider": strings.ToLower(args[1]), "external_id": args[2], "created": created})
-		},
+		RunE: f.run(func(ctx context.Context, c *api.Client, args []string) (any, error) {
+			created, err := c.PutIdentity(ctx, args[0], api.Identity{Provider: args[1], ExternalID: args[2]})
+			return map[string]any{"member_id": args[0], "provider": strings.ToLower(args[1]), "external_id": args[2], "created": created}, err
+		}),
 	}, &cobra.Command{
 		Use:   "delete MEMBER_ID PROVIDER EXTERNAL_ID",
 		Short: "Unbind an external identity",
 		Args:  exactArgs(3, "MEMBER_ID PROVIDER EXTERNAL_ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteIdentity(cmd.Context(), args[0], args[1], args[2]); err != nil {
-				return apiFailure(err)
-			}
-			return printJSON(cmd.OutOrStdout(), map[string]any{"member_id": args[0], "provider": strings.ToLower(args[1]), "external_id": args[2], "deleted": true})
-		},
+		RunE: f.run(func(ctx context.Context, c *api.Client, args []string) (any, error) {
+			return map[string]any{"member_id": args[0], "provider": strings.ToLower(args[1]), "external_id": args[2], "deleted": true},
+				c.DeleteIdentity(ctx, args[0], args[1], args[2])
+		}),
 	})
 	return []*cobra.Command{assign, del, reports, identities}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/internal/mediatest"
 	"github.com/transcript-bridge/bridge/sandbox"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
@@ -138,26 +139,5 @@ sources:
 	t.Logf("sandbox after the crashes: %v (failed records are uploads cut mid-body, never charged)", ws.Transcriptions)
 }
 
-// wavBytes is a valid 8 kHz 8-bit mono WAV of secs seconds.
-func wavBytes(secs int, seed uint32) []byte {
-	n := secs * 8000
-	b := make([]byte, 44+n)
-	copy(b, "RIFF")
-	le32(b[4:], uint32(36+n))
-	copy(b[8:], "WAVEfmt ")
-	le32(b[16:], 16)
-	b[20], b[22] = 1, 1
-	le32(b[24:], 8000)
-	le32(b[28:], 8000)
-	b[32], b[34] = 1, 8
-	copy(b[36:], "data")
-	le32(b[40:], uint32(n))
-	x := seed
-	for i := 44; i < len(b); i++ {
-		x = x*1664525 + 1013904223
-		b[i] = byte(x >> 24)
-	}
-	return b
-}
-
-func le32(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
+// wavBytes is a valid 8 kHz WAV of secs seconds.
+func wavBytes(secs int, seed uint32) []byte { return mediatest.WAV(float64(secs), 0, uint64(seed)) }
