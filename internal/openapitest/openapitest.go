@@ -20,6 +20,9 @@ import (
 var (
 	mu    sync.Mutex
 	cache = map[string]validator.Validator{}
+	// validating serializes validations: libopenapi builds schemas lazily and is not safe for
+	// concurrent use.
+	validating sync.Mutex
 )
 
 // Validator returns a validator of spec, failing the test when the description itself is not
@@ -75,7 +78,10 @@ func (vt *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ok, errs := v.ValidateHttpRequest(check); !ok {
+		validating.Lock()
+		ok, errs := v.ValidateHttpRequestSync(check)
+		validating.Unlock()
+		if !ok {
 			vt.T.Errorf("request %s %s does not match the OpenAPI description:\n%s", req.Method, req.URL.Path, describe(errs))
 		}
 	}
@@ -93,7 +99,10 @@ func (vt *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	check.Body = io.NopCloser(bytes.NewReader(body))
 	vreq := req.Clone(req.Context())
 	vreq.Body = http.NoBody
-	if ok, errs := v.ValidateHttpResponse(vreq, &check); !ok {
+	validating.Lock()
+	ok, errs := v.ValidateHttpResponse(vreq, &check)
+	validating.Unlock()
+	if !ok {
 		vt.T.Errorf("%s %s → %d does not match the OpenAPI description:\n%s\nbody: %.500s", req.Method, req.URL.Path, resp.StatusCode, describe(errs), body)
 	}
 	return resp, nil
