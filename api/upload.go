@@ -169,11 +169,13 @@ func (c *Client) Upload(ctx context.Context, p UploadParams) (*UploadResult, err
 		target += "?" + query.Encode()
 	}
 	var lastErr error
+	consumed := false // whether an attempt has read from Body
 	for attempt := 1; ; attempt++ {
 		if err := c.wait(ctx, classData); err != nil {
 			return nil, fmt.Errorf("%s: %w", op, ctxErr(ctx, err, lastErr))
 		}
-		res, sent, retryAfter, err := c.uploadOnce(ctx, target, header, &p, attempt)
+		res, sent, retryAfter, err := c.uploadOnce(ctx, target, header, &p, consumed)
+		consumed = consumed || sent > 0
 		if err == nil {
 			res.IdempotencyKey = p.IdempotencyKey
 			return res, nil
@@ -211,8 +213,8 @@ func (c *Client) Upload(ctx context.Context, p UploadParams) (*UploadResult, err
 var ErrSource = errors.New("upload source")
 
 // uploadOnce makes one attempt with plain net/http: resty would read the body into memory.
-func (c *Client) uploadOnce(ctx context.Context, target string, header http.Header, p *UploadParams, attempt int) (*UploadResult, int64, time.Duration, error) {
-	body, err := p.open(attempt)
+func (c *Client) uploadOnce(ctx context.Context, target string, header http.Header, p *UploadParams, consumed bool) (*UploadResult, int64, time.Duration, error) {
+	body, err := p.open(consumed)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%w: %w", ErrSource, err)
 	}
@@ -255,12 +257,13 @@ func (c *Client) uploadOnce(ctx context.Context, target string, header http.Head
 	return &res, cr.n, 0, nil
 }
 
-// open returns the body for an attempt.
-func (p *UploadParams) open(attempt int) (io.ReadCloser, error) {
+// open returns the body for an attempt; consumed tells whether an earlier attempt read from Body
+// (a refusal before the body was sent, thanks to Expect: 100-continue, leaves it untouched).
+func (p *UploadParams) open(consumed bool) (io.ReadCloser, error) {
 	if p.Open != nil {
 		return p.Open()
 	}
-	if attempt > 1 {
+	if consumed {
 		s, ok := p.Body.(io.Seeker)
 		if !ok {
 			return nil, ErrNotRetryable

@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,6 +52,7 @@ func TestScripts(t *testing.T) {
 			"mkwav":    cmdMkwav,
 			"capture":  cmdCapture,
 			"zipnames": cmdZipnames,
+			"trimnl":   cmdTrimNewline,
 		},
 	})
 }
@@ -96,4 +98,16 @@ func cmdZipnames(ts *testscript.TestScript, neg bool, args []string) {
 	for _, f := range zr.File {
 		fmt.Fprintln(ts.Stdout(), f.Name)
 	}
+}
+
+// trimnl FILE: drop the final newline txtar adds to every file (webhook bodies are signed byte
+// for byte).
+func cmdTrimNewline(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: trimnl FILE")
+	}
+	p := ts.MkAbs(args[0])
+	b, err := os.ReadFile(p)
+	ts.Check(err)
+	ts.Check(os.WriteFile(p, bytes.TrimSuffix(b, []byte("\n")), 0o644))
 }
