@@ -139,6 +139,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	log.Info("bridge stopped; uploads cut short resume with their key on the next start")
 	if once {
 		return summarize(ctx, store, stdout)
 	}
