@@ -1,12 +1,10 @@
 package sandbox
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -15,39 +13,6 @@ const (
 	maxPendingReports      = 200
 	maxGenerationsPerTrans = 30
 )
-
-// checkReportQuota applies the daily report cap (Retry-After to midnight UTC) and the cap on
-// reports waiting in the workspace, for n new reports.
-func (s *Server) checkReportQuota(w http.ResponseWriter, r *http.Request, ws *workspace, n int) bool {
-	if n == 0 {
-		return true
-	}
-	ctx := r.Context()
-	now := s.now()
-	midnight := now.Truncate(24 * time.Hour)
-	var pending int
-	today, err := dailyCount(ctx, s.db, ws.ID, "reports", now)
-	if err != nil {
-		internalError(w, r, err)
-		return false
-	}
-	if today+n > ws.ReportsPerDay {
-		writeRetryError(w, r, http.StatusTooManyRequests, "daily_reports_quota_exceeded",
-			fmt.Sprintf("the daily cap of %d reports is reached (%d made today)", ws.ReportsPerDay, today),
-			int(midnight.Add(24*time.Hour).Sub(now).Seconds())+1, map[string]any{"reports_per_day": ws.ReportsPerDay})
-		return false
-	}
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM reports WHERE workspace_id = ? AND status IN ('queued','processing')`, ws.ID).Scan(&pending); err != nil {
-		internalError(w, r, err)
-		return false
-	}
-	if pending+n > maxPendingReports {
-		writeRetryError(w, r, http.StatusTooManyRequests, "too_many_queued_reports",
-			fmt.Sprintf("%d reports already wait in the workspace; at most %d may", pending, maxPendingReports), 60, nil)
-		return false
-	}
-	return true
-}
 
 // handleRequestReports is POST /transcriptions/{id}/reports.
 func (s *Server) handleRequestReports(w http.ResponseWriter, r *http.Request) {
@@ -146,22 +111,4 @@ func (s *Server) handleRequestReports(w http.ResponseWriter, r *http.Request) {
 	}
 	s.wake()
 	writeJSON(w, http.StatusAccepted, map[string]any{"reports": out})
-}
-
-// dailyCount returns how many of kind (uploads, reports) the workspace made on now's UTC day.
-func dailyCount(ctx context.Context, q queryer, wsID, kind string, now time.Time) (int, error) {
-	var n int
-	err := q.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM daily_counts WHERE workspace_id = ? AND day = ? AND kind = ?`,
-		wsID, now.UTC().Format("2006-01-02"), kind).Scan(&n)
-	return n, err
-}
-
-// countDaily adds n to the workspace's count of kind for now's UTC day.
-func countDaily(ctx context.Context, q queryer, wsID, kind string, n int, now time.Time) error {
-	if n == 0 {
-		return nil
-	}
-	_, err := q.ExecContext(ctx, `INSERT INTO daily_counts (workspace_id, day, kind, n) VALUES (?,?,?,?)
-		ON CONFLICT (workspace_id, day, kind) DO UPDATE SET n = n + excluded.n`, wsID, now.UTC().Format("2006-01-02"), kind, n)
-	return err
 }

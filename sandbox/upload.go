@@ -2,19 +2,15 @@ package sandbox
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,35 +25,6 @@ const (
 	maxUploadsPerWS  = 16
 	idempotencyTTL   = 24 * time.Hour
 )
-
-// uploadSlots counts uploads whose body is being received, per key and per workspace.
-type uploadSlots struct {
-	mu    sync.Mutex
-	byKey map[string]int
-	byWS  map[string]int
-}
-
-func newUploadSlots() *uploadSlots {
-	return &uploadSlots{byKey: map[string]int{}, byWS: map[string]int{}}
-}
-
-func (u *uploadSlots) acquire(key, ws string) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.byKey[key] >= maxUploadsPerKey || u.byWS[ws] >= maxUploadsPerWS {
-		return false
-	}
-	u.byKey[key]++
-	u.byWS[ws]++
-	return true
-}
-
-func (u *uploadSlots) release(key, ws string) {
-	u.mu.Lock()
-	u.byKey[key]--
-	u.byWS[ws]--
-	u.mu.Unlock()
-}
 
 // uploadRequest is a validated upload before its body is read.
 type uploadRequest struct {
@@ -319,113 +286,6 @@ func dispositionFilename(h string) (string, error) {
 		return "", errors.New("Content-Disposition carries no filename")
 	}
 	return name, nil
-}
-
-type idemConflict struct {
-	status  int
-	code    string
-	message string
-	retry   int
-}
-
-// claimIdempotency returns the stored answer of an earlier success with the key, a conflict
-// while it is in flight (or reused for another file), or claims the key for this request.
-func (s *Server) claimIdempotency(ctx context.Context, p *principal, u *uploadRequest) (replay *uploadResponse, conflict *idemConflict, err error) {
-	now := s.now()
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var state, fp string
-		var resp sql.NullString
-		var created int64
-		err := tx.QueryRowContext(ctx, `SELECT state, fingerprint, response, created_at FROM idempotency WHERE key_hash = ? AND idem_key = ?`,
-			p.keyHash, u.idemKey).Scan(&state, &fp, &resp, &created)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return err
-		case state == "done" && now.Sub(time.Unix(0, created)) >= idempotencyTTL:
-			// Expired: forget it.
-		case fp != u.fingerprint():
-			conflict = &idemConflict{http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key was used for another file", 0}
-			return nil
-		case state == "done":
-			replay = &uploadResponse{}
-			return json.Unmarshal([]byte(resp.String), replay)
-		default:
-			conflict = &idemConflict{http.StatusConflict, "idempotency_conflict", "a request with this Idempotency-Key is still in flight", 5}
-			return nil
-		}
-		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO idempotency (key_hash, idem_key, state, fingerprint, created_at) VALUES (?,?,?,?,?)`,
-			p.keyHash, u.idemKey, "inflight", u.fingerprint(), now.UnixNano())
-		return err
-	})
-	return replay, conflict, err
-}
-
-// checkQuotas applies the queue, daily upload and report caps (429 with Retry-After).
-func (s *Server) checkQuotas(w http.ResponseWriter, r *http.Request, ws *workspace, reports int) bool {
-	ctx := r.Context()
-	now := s.now()
-	midnight := now.Truncate(24 * time.Hour)
-	untilMidnight := int(midnight.Add(24*time.Hour).Sub(now).Seconds()) + 1
-	var queued, today int
-	var err error
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM transcriptions WHERE workspace_id = ? AND status = 'queued'`, ws.ID).Scan(&queued); err != nil {
-		internalError(w, r, err)
-		return false
-	}
-	if queued >= ws.MaxQueuedFiles {
-		writeRetryError(w, r, http.StatusTooManyRequests, "too_many_queued_files", fmt.Sprintf("%d files already wait in queued", queued), 30, nil)
-		return false
-	}
-	if today, err = dailyCount(ctx, s.db, ws.ID, "uploads", now); err != nil {
-		internalError(w, r, err)
-		return false
-	}
-	if today >= ws.UploadsPerDay {
-		writeRetryError(w, r, http.StatusTooManyRequests, "upload_quota_exceeded", fmt.Sprintf("the daily cap of %d uploads is reached", ws.UploadsPerDay), untilMidnight, nil)
-		return false
-	}
-	return s.checkReportQuota(w, r, ws, reports)
-}
-
-// receiveBody streams the body to a temporary file, hashing it on the way. A stall longer than
-// StallTimeout or an upload longer than UploadTimeout ends with a timeout error.
-func (s *Server) receiveBody(w http.ResponseWriter, r *http.Request, u *uploadRequest) (path, digest string, n int64, err error) {
-	f, err := os.CreateTemp(s.opts.MediaDir, "sandbox-upload-*."+u.ext)
-	if err != nil {
-		return "", "", 0, fmt.Errorf("create media file: %w", err)
-	}
-	defer f.Close()
-	rc := http.NewResponseController(w)
-	deadline := time.Now().Add(s.opts.UploadTimeout)
-	h := sha256.New()
-	buf := make([]byte, 64<<10)
-	for n < u.length {
-		next := time.Now().Add(s.opts.StallTimeout)
-		if next.After(deadline) {
-			next = deadline
-		}
-		_ = rc.SetReadDeadline(next) // unsupported writers (tests) simply get no stall detection
-		m, rerr := r.Body.Read(buf)
-		if m > 0 {
-			if _, werr := f.Write(buf[:m]); werr != nil {
-				return f.Name(), "", n, fmt.Errorf("write media file: %w", werr)
-			}
-			h.Write(buf[:m])
-			n += int64(m)
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return f.Name(), "", n, rerr
-		}
-	}
-	_ = rc.SetReadDeadline(time.Time{})
-	if n < u.length {
-		return f.Name(), "", n, io.ErrUnexpectedEOF
-	}
-	return f.Name(), hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // uploadResponse is the 201 (and idempotent 200) answer.
