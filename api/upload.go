@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -219,7 +220,7 @@ func (c *Client) uploadOnce(ctx context.Context, target string, header http.Head
 		return nil, 0, 0, fmt.Errorf("%w: %w", ErrSource, err)
 	}
 	defer body.Close()
-	cr := &countingReader{r: body, size: p.Size, progress: p.Progress}
+	cr := &countingReader{r: body, size: p.Size, progress: p.Progress, closed: make(chan struct{})}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, cr)
 	if err != nil {
 		return nil, 0, 0, err
@@ -235,6 +236,13 @@ func (c *Client) uploadOnce(ctx context.Context, target string, header http.Head
 	// leave a single-use body unread. A server that ignores it gets the body after the timeout.
 	req.Header.Set("Expect", "100-continue")
 	resp, err := c.cfg.HTTPClient.Do(req)
+	// The transport may still be reading the body when Do returns with an error; it closes the
+	// body when done. Only then are the counters settled and the source safe to rewind.
+	select {
+	case <-cr.closed:
+	case <-time.After(time.Minute):
+		return nil, 0, 0, fmt.Errorf("%w: the HTTP transport did not release the body", ErrNotRetryable)
+	}
 	if cr.err != nil {
 		if resp != nil {
 			resp.Body.Close()
@@ -276,12 +284,22 @@ func (p *UploadParams) open(consumed bool) (io.ReadCloser, error) {
 }
 
 // countingReader counts bytes, reports progress and insists on exactly size bytes: a source
-// that ends early is an error of the source, never a short upload.
+// that ends early is an error of the source, never a short upload. The transport closes it when
+// it is done with the body.
 type countingReader struct {
 	r        io.Reader
 	n, size  int64
 	progress func(sent, total int64)
 	err      error
+	closed   chan struct{}
+	once     sync.Once
+}
+
+// Close tells the uploader that the transport no longer reads the body; the source itself is
+// closed by the uploader.
+func (c *countingReader) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return nil
 }
 
 func (c *countingReader) Read(b []byte) (int, error) {
