@@ -78,10 +78,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, r, http.StatusUnauthorized, "api_key_in_url", "API keys are not accepted in the URL; send Authorization: Bearer <key>", nil)
 			return
 		}
-		auth := r.Header.Get("Authorization")
-		token, ok := strings.CutPrefix(auth, "Bearer ")
+		scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 		token = strings.TrimSpace(token)
-		if !ok || token == "" {
+		if !strings.EqualFold(scheme, "Bearer") || token == "" { // the scheme is case-insensitive (RFC 9110)
 			writeError(w, r, http.StatusUnauthorized, "missing_api_key", "missing Authorization: Bearer <key> header", nil)
 			return
 		}

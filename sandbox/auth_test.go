@@ -27,6 +27,8 @@ func TestAuthentication(t *testing.T) {
 		{"key in URL besides header", map[string]string{"Authorization": "Bearer " + ownerKey}, "/transcriptions?x=" + ownerKey, 401, "api_key_in_url"},
 		{"free plan", map[string]string{"Authorization": "Bearer mk_live_free_plan"}, "/workspace", 403, "api_access_denied"},
 		{"valid", map[string]string{"Authorization": "Bearer " + ownerKey}, "/workspace", 200, ""},
+		{"scheme in lower case", map[string]string{"Authorization": "bearer " + ownerKey}, "/workspace", 200, ""},
+		{"empty bearer", map[string]string{"Authorization": "Bearer "}, "/workspace", 401, "missing_api_key"},
 	}
 	for _, tc := range tests {
 		r := h.do(req{method: "GET", path: tc.path, header: tc.header})
