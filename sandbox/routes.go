@@ -121,7 +121,16 @@ func (s *Server) journal(r *http.Request, status int, info *requestInfo, d time.
 	if err != nil {
 		s.opts.Logf("sandbox: journal: %v", err)
 	}
+	if s.journaled.Add(1)%1000 == 0 {
+		// Keep the newest journalKeep entries: a long-running sandbox must not grow without end.
+		if _, err := s.db.ExecContext(context.Background(), `DELETE FROM journal WHERE seq <= (SELECT MAX(seq) FROM journal) - ?`, journalKeep); err != nil {
+			s.opts.Logf("sandbox: prune journal: %v", err)
+		}
+	}
 }
+
+// journalKeep is how many journal entries the sandbox keeps.
+const journalKeep = 100000
 
 // redactQuery encodes q for the journal with credentials replaced: values of parameters named
 // like credentials and values that look like keys or tokens.

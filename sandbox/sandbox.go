@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -100,6 +101,8 @@ type Server struct {
 
 	// GeneratedKeys are the keys created while seeding (shown once; only hashes are stored).
 	GeneratedKeys []GeneratedKey
+
+	journaled atomic.Int64 // requests journaled since start, to prune now and then
 
 	kick   chan struct{}
 	stop   context.CancelFunc
