@@ -49,6 +49,24 @@ type Config struct {
 	} `koanf:"sandbox"`
 	// Sources are where recordings come from.
 	Sources []SourceConfig `koanf:"sources"`
+	// Webhooks are the endpoints events are pushed to.
+	Webhooks []WebhookConfig `koanf:"webhooks"`
+}
+
+// WebhookConfig is one webhook endpoint (see bridge/relay.EndpointConfig).
+type WebhookConfig struct {
+	Name string `koanf:"name"`
+	URL  string `koanf:"url"`
+	// SecretFile holds the whsec_ secret(s), newest first; Secret inlines one (avoid).
+	SecretFile   string            `koanf:"secret_file"`
+	Secret       string            `koanf:"secret"`
+	Events       []string          `koanf:"events"`
+	Filter       string            `koanf:"filter"`
+	Transform    string            `koanf:"transform"`
+	Headers      map[string]string `koanf:"headers"`
+	Timeout      time.Duration     `koanf:"timeout"`
+	Payload      string            `koanf:"payload"`
+	AllowPrivate bool              `koanf:"allow_private"`
 }
 
 // SourceConfig is one source; keys other than the common ones are the connector's options.

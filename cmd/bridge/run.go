@@ -82,6 +82,13 @@ func newLogger(w io.Writer) *slog.Logger {
 
 func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Writer) error {
 	log := newLogger(stderr)
+	endpoints, err := buildEndpoints(cfg)
+	if err != nil {
+		return err
+	}
+	if len(endpoints) > 0 {
+		log.Warn("webhook endpoints are configured and checked, but this version does not deliver events yet (they are logged); `bridge webhooks test NAME` sends a signed ping", "endpoints", len(endpoints))
+	}
 	store, err := sqlite.Open(ctx, cfg.Store.DSN)
 	if err != nil {
 		return fmt.Errorf("store.dsn: %w", err)

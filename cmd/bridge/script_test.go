@@ -6,17 +6,24 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/sandbox"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
+
+// receiverSecret is the secret of the scripts' webhook receiver.
+const receiverSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 func TestMain(m *testing.M) {
 	// The crash test runs this binary as `bridge` in a child process.
@@ -46,6 +53,18 @@ func TestScripts(t *testing.T) {
 			env.Setenv("BRIDGE_API_KEY", sandboxtest.OwnerKey)
 			env.Setenv("READ_KEY", sandboxtest.ReadKey)
 			env.Setenv("SAM_ID", sandboxtest.SamID)
+			// A webhook receiver that checks signatures with receiverSecret.
+			secret, _ := webhook.ParseSecret(receiverSecret)
+			rx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if err := webhook.Verify(r.Header, body, time.Now(), 0, secret); err != nil {
+					http.Error(w, err.Error(), http.StatusUnauthorized)
+					return
+				}
+				fmt.Fprintf(w, `{"received":%q}`, r.Header.Get(webhook.HeaderID))
+			}))
+			env.Defer(rx.Close)
+			env.Setenv("RECEIVER_URL", rx.URL)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -53,6 +72,7 @@ func TestScripts(t *testing.T) {
 			"capture":  cmdCapture,
 			"zipnames": cmdZipnames,
 			"trimnl":   cmdTrimNewline,
+			"expand":   cmdExpand,
 		},
 	})
 }
@@ -110,4 +130,15 @@ func cmdTrimNewline(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := os.ReadFile(p)
 	ts.Check(err)
 	ts.Check(os.WriteFile(p, bytes.TrimSuffix(b, []byte("\n")), 0o644))
+}
+
+// expand FILE: replace $VAR and ${VAR} in the file with the script's environment.
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: expand FILE")
+	}
+	p := ts.MkAbs(args[0])
+	b, err := os.ReadFile(p)
+	ts.Check(err)
+	ts.Check(os.WriteFile(p, []byte(os.Expand(string(b), ts.Getenv)), 0o644))
 }

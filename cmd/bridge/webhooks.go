@@ -88,7 +88,7 @@ or BRIDGE_WEBHOOK_SECRET (several, comma-separated, while a secret rotates).`,
 			return nil
 		},
 	}
-	cmd.AddCommand(verify, newSecret)
+	cmd.AddCommand(verify, newSecret, newWebhooksTestCmd())
 	return cmd
 }
 

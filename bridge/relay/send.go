@@ -1,0 +1,92 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
+)
+
+// Message is one event to send: its webhook-id stays the same on every attempt.
+type Message struct {
+	// ID is the webhook-id (msg_...).
+	ID string
+	// Type is the event type.
+	Type string
+	// Time is when the event happened.
+	Time time.Time
+	// Data is the event's data before the endpoint's transform.
+	Data any
+}
+
+// Result is what one attempt got.
+type Result struct {
+	// Status is the HTTP status (0 when no answer came).
+	Status int
+	// Latency is the time to the answer.
+	Latency time.Duration
+	// Body is the start of the answer, for the attempt log (at most 1 KiB).
+	Body string
+	// RetryAfter is the endpoint's Retry-After, zero when absent.
+	RetryAfter time.Duration
+	// Skipped is true when the endpoint's filter dropped the message (nothing was sent).
+	Skipped bool
+}
+
+// OK reports a 2xx answer.
+func (r Result) OK() bool { return r.Status >= 200 && r.Status < 300 }
+
+// Send makes one signed attempt of m to e with client, at now (the webhook-timestamp). A
+// transport failure (refused address, timeout) is returned as the error.
+func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now time.Time) (Result, error) {
+	var msg map[string]any
+	raw, err := json.Marshal(map[string]any{"type": m.Type, "timestamp": m.Time.UTC().Format(time.RFC3339Nano), "data": m.Data})
+	if err != nil {
+		return Result{}, fmt.Errorf("webhook %s: encode %s: %w", e.Name, m.ID, err)
+	}
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		return Result{}, err
+	}
+	data, ok, err := e.Shape(msg)
+	if err != nil || !ok {
+		return Result{Skipped: !ok}, err
+	}
+	msg["data"] = data
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return Result{}, fmt.Errorf("webhook %s: encode %s: %w", e.Name, m.ID, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
+	if err != nil {
+		return Result{}, fmt.Errorf("webhook %s: %w", e.Name, err)
+	}
+	for k, v := range e.Headers {
+		req.Header.Set(k, v)
+	}
+	for k, v := range webhook.Headers(m.ID, now, body, e.Secrets...) {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "transcript-bridge-webhooks")
+	start := time.Now()
+	resp, err := client.Do(req)
+	res := Result{Latency: time.Since(start)}
+	if err != nil {
+		return res, fmt.Errorf("webhook %s: %w", e.Name, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	res.Status, res.Body = resp.StatusCode, string(b)
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+		res.RetryAfter = time.Duration(secs) * time.Second
+	}
+	return res, nil
+}
