@@ -46,8 +46,10 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 		}
 	}
 	transport := &http.Transport{
-		Proxy:                 nil, // a proxy would hide the address that is dialled
-		DialContext:           func(ctx context.Context, network, addr string) (net.Conn, error) { return dialer.DialContext(ctx, network, addr) },
+		Proxy: nil, // a proxy would hide the address that is dialled
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, addr)
+		},
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: timeout,
 		MaxIdleConnsPerHost:   4,
