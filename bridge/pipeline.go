@@ -77,6 +77,8 @@ type Pipeline struct {
 	Log *slog.Logger
 	// UploadConcurrency bounds simultaneous uploads (default 4; the client caps at 10).
 	UploadConcurrency int
+	// KeepEvents leaves outbox events to a relay instead of logging and marking them.
+	KeepEvents bool
 	// IdempotencyWindow is how long a stored key is trusted to be remembered upstream before a
 	// job in uploading is looked up instead of retried (default 23 h, inside the 24 h window).
 	IdempotencyWindow time.Duration
@@ -162,6 +164,9 @@ func (p *Pipeline) Step(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 	if err := p.SettleReports(ctx); err != nil {
 		return fmt.Errorf("reports: %w", err)
+	}
+	if p.KeepEvents {
+		return nil
 	}
 	return p.DrainOutbox(ctx)
 }

@@ -83,8 +83,10 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 				p.log().Error("reports", "err", err)
 			}
 		}
-		if err := p.DrainOutbox(ctx); err != nil && ctx.Err() == nil {
-			p.log().Error("outbox", "err", err)
+		if !p.KeepEvents {
+			if err := p.DrainOutbox(ctx); err != nil && ctx.Err() == nil {
+				p.log().Error("outbox", "err", err)
+			}
 		}
 		if o.Once {
 			done, err := p.settled(ctx)
@@ -93,6 +95,9 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 			}
 			if done {
 				uploads.Wait()
+				if p.KeepEvents {
+					return nil
+				}
 				return p.DrainOutbox(context.WithoutCancel(ctx))
 			}
 		}

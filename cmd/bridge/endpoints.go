@@ -11,6 +11,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
+	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
 // buildEndpoints checks every configured webhook (URL, secret, events, jq programs); the error
@@ -66,20 +67,33 @@ func newEndpointsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			store, err := sqlite.Open(cmd.Context(), cfg.Store.DSN)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			disabled, err := store.DisabledEndpoints(cmd.Context())
+			if err != nil {
+				return err
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tURL\tEVENTS\tPAYLOAD\tALLOW_PRIVATE")
+			fmt.Fprintln(tw, "NAME\tURL\tEVENTS\tPAYLOAD\tALLOW_PRIVATE\tSTATE")
 			for _, e := range eps {
 				events := "all"
 				if len(e.Events) > 0 {
 					events = strings.Join(e.Events, ",")
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", e.Name, e.URL, events, e.Payload, e.AllowPrivate)
+				state := "enabled"
+				if reason, off := disabled[e.Name]; off {
+					state = "disabled: " + reason
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", e.Name, e.URL, events, e.Payload, e.AllowPrivate, state)
 			}
 			return tw.Flush()
 		},
 	}
 	cf.register(list)
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, newEndpointsEnableCmd())
 	return cmd
 }
 

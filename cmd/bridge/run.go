@@ -16,6 +16,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/connectors"
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
@@ -86,9 +87,6 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	if len(endpoints) > 0 {
-		log.Warn("webhook endpoints are configured and checked, but this version does not deliver events yet (they are logged); `bridge webhooks test NAME` sends a signed ping", "endpoints", len(endpoints))
-	}
 	store, err := sqlite.Open(ctx, cfg.Store.DSN)
 	if err != nil {
 		return fmt.Errorf("store.dsn: %w", err)
@@ -142,9 +140,23 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return err
 	}
 	log.Info("bridge running", "instance", instance, "sources", len(p.Sources), "store", cfg.Store.DSN, "once", once)
+	var rl *relay.Relay
+	if len(endpoints) > 0 {
+		rl = &relay.Relay{Store: store, Endpoints: endpoints, API: client, Log: log}
+		p.KeepEvents = true
+		if !once {
+			go rl.Run(ctx, 500*time.Millisecond)
+		}
+	}
 	err = p.Run(ctx, bridge.RunOptions{Schedules: schedules, PollInterval: cfg.API.PollInterval, Once: once})
 	if err != nil {
 		return err
+	}
+	if rl != nil && once {
+		// Deliver what is due now; retries scheduled later wait for the next run.
+		if err := rl.Flush(ctx); err != nil {
+			return fmt.Errorf("relay: %w", err)
+		}
 	}
 	log.Info("bridge stopped; uploads cut short resume with their key on the next start")
 	if once {

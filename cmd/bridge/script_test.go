@@ -57,6 +57,14 @@ func TestScripts(t *testing.T) {
 			secret, _ := webhook.ParseSecret(receiverSecret)
 			rx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body, _ := io.ReadAll(r.Body)
+				switch r.URL.Path {
+				case "/gone":
+					w.WriteHeader(http.StatusGone)
+					return
+				case "/fail":
+					w.WriteHeader(http.StatusInternalServerError)
+					return
+				}
 				if err := webhook.Verify(r.Header, body, time.Now(), 0, secret); err != nil {
 					http.Error(w, err.Error(), http.StatusUnauthorized)
 					return

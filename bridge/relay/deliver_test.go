@@ -1,0 +1,246 @@
+package relay_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/relay"
+	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
+	"github.com/transcript-bridge/bridge/bridge/sqlite"
+)
+
+// receiver records verified deliveries and answers with the scripted status for each path call.
+type receiver struct {
+	mu       sync.Mutex
+	secret   webhook.Secret
+	answer   func(n int, body map[string]any) (int, string) // status and Retry-After
+	received []map[string]any
+	ids      []string
+	calls    int
+	bad      int
+}
+
+func (rx *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rx.mu.Lock()
+	defer rx.mu.Unlock()
+	rx.calls++
+	if err := webhook.Verify(r.Header, body, time.Now(), time.Hour*24*30, rx.secret); err != nil {
+		rx.bad++
+		w.WriteHeader(401)
+		return
+	}
+	var m map[string]any
+	json.Unmarshal(body, &m)
+	status, retryAfter := 200, ""
+	if rx.answer != nil {
+		status, retryAfter = rx.answer(rx.calls, m)
+	}
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	if status >= 200 && status < 300 {
+		rx.received = append(rx.received, m)
+		rx.ids = append(rx.ids, r.Header.Get(webhook.HeaderID))
+	}
+	w.WriteHeader(status)
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+type fixture struct {
+	store *sqlite.Store
+	rx    *receiver
+	relay *relay.Relay
+	clock *clock
+	jobs  map[string]*bridge.Job
+}
+
+func newFixture(t *testing.T, answer func(int, map[string]any) (int, string)) *fixture {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	s, _ := webhook.NewSecret()
+	rx := &receiver{secret: s, answer: answer}
+	srv := httptest.NewServer(rx)
+	t.Cleanup(srv.Close)
+	ep, err := relay.NewEndpoint(relay.EndpointConfig{Name: "crm", URL: srv.URL, Secrets: []webhook.Secret{s}, AllowPrivate: true, Payload: relay.PayloadThin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Now()}
+	f := &fixture{store: store, rx: rx, clock: c, jobs: map[string]*bridge.Job{},
+		relay: &relay.Relay{Store: store, Endpoints: []*relay.Endpoint{ep}, Now: c.Now, PerEndpoint: 4}}
+	added, err := store.AddRecordings(ctx, "inbox", []bridge.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}, {ItemID: "b", Version: "1", Name: "b.wav"}}, "", c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range added {
+		f.jobs[added[i].ItemID] = &added[i]
+	}
+	return f
+}
+
+// emit writes an event for job item as a state change would.
+func (f *fixture) emit(t *testing.T, item, typ string) {
+	j := f.jobs[item]
+	from := j.State
+	j.UpdatedAt = f.clock.Now()
+	if err := f.store.Update(context.Background(), j, from, typ, bridge.NewEvent(typ, j, map[string]any{"n": typ})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) step(t *testing.T) {
+	if err := f.relay.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOrderPerJobAndSignatures(t *testing.T) {
+	// The first attempt of every delivery fails: order must still hold per job.
+	seen := map[string]bool{}
+	f := newFixture(t, func(_ int, m map[string]any) (int, string) {
+		key := m["type"].(string) + m["data"].(map[string]any)["job_id"].(string)
+		if !seen[key] {
+			seen[key] = true
+			return 503, ""
+		}
+		return 200, ""
+	})
+	f.emit(t, "a", bridge.EventUploaded)
+	f.emit(t, "a", bridge.EventCompleted)
+	f.emit(t, "b", bridge.EventUploaded)
+	for range 5 {
+		f.step(t)
+		f.clock.Add(10 * time.Second)
+	}
+	var order []string
+	for _, m := range f.rx.received {
+		order = append(order, m["data"].(map[string]any)["job_id"].(string)[:4]+" "+m["type"].(string))
+	}
+	a := f.jobs["a"].ID[:4]
+	if len(order) != 3 || f.rx.bad != 0 {
+		t.Fatalf("received %v (%d bad signatures), want 3 verified deliveries", order, f.rx.bad)
+	}
+	ia, ic := -1, -1
+	for i, o := range order {
+		switch o {
+		case a + " " + bridge.EventUploaded:
+			ia = i
+		case a + " " + bridge.EventCompleted:
+			ic = i
+		}
+	}
+	if ia < 0 || ic < ia {
+		t.Errorf("job a's events arrived as %v, want uploaded before completed", order)
+	}
+	// Every retry kept its webhook-id.
+	ds, _ := f.store.Deliveries(context.Background(), relay.DeliveryFilter{})
+	for _, d := range ds {
+		if d.Status != relay.StatusDelivered || d.Attempts != 2 {
+			t.Errorf("delivery %s: %s after %d attempts, want delivered after 2", d.Type, d.Status, d.Attempts)
+		}
+		_, attempts, _ := f.store.Delivery(context.Background(), d.ID)
+		if len(attempts) != 2 || attempts[0].Status != 503 || attempts[1].Status != 200 {
+			t.Errorf("attempts of %s = %+v", d.Type, attempts)
+		}
+	}
+}
+
+func TestRetriesDeadLetterAndReplay(t *testing.T) {
+	failing := true
+	f := newFixture(t, func(int, map[string]any) (int, string) {
+		if failing {
+			return 500, ""
+		}
+		return 200, ""
+	})
+	f.emit(t, "a", bridge.EventCompleted)
+	ctx := context.Background()
+	for i := range len(relay.Schedule) + 1 {
+		f.step(t)
+		ds, _ := f.store.Deliveries(ctx, relay.DeliveryFilter{})
+		if i < len(relay.Schedule) && ds[0].Status != relay.StatusPending {
+			t.Fatalf("after attempt %d: %s, want pending", i+1, ds[0].Status)
+		}
+		if i < len(relay.Schedule) {
+			wait := ds[0].NextAttemptAt.Sub(f.clock.Now())
+			want := relay.Schedule[i]
+			if wait < want*8/10-time.Second || wait > want*12/10+time.Second {
+				t.Errorf("retry %d in %v, want %v ±20%%", i+1, wait, want)
+			}
+			f.clock.Add(wait + time.Second)
+		}
+	}
+	dead, _ := f.store.Deliveries(ctx, relay.DeliveryFilter{Status: relay.StatusDead})
+	if len(dead) != 1 || dead[0].Attempts != 10 {
+		t.Fatalf("after the schedule: %+v, want one dead letter after 10 attempts", dead)
+	}
+	failing = false
+	if n, err := f.store.Replay(ctx, nil, relay.DeliveryFilter{Status: relay.StatusDead, Endpoint: "crm"}, f.clock.Now()); err != nil || n != 1 {
+		t.Fatalf("Replay = %d, %v", n, err)
+	}
+	f.step(t)
+	if len(f.rx.ids) != 1 || f.rx.ids[0] != dead[0].WebhookID {
+		t.Errorf("replayed delivery arrived with ids %v, want %s", f.rx.ids, dead[0].WebhookID)
+	}
+}
+
+func TestGoneDisablesTheEndpointAndRetryAfterIsHonoured(t *testing.T) {
+	gone := true
+	f := newFixture(t, func(int, map[string]any) (int, string) {
+		if gone {
+			return 410, ""
+		}
+		return 200, ""
+	})
+	ctx := context.Background()
+	f.emit(t, "a", bridge.EventUploaded)
+	f.step(t)
+	disabled, _ := f.store.DisabledEndpoints(ctx)
+	if disabled["crm"] == "" {
+		t.Fatalf("410 did not disable the endpoint")
+	}
+	// endpoint.disabled went to the outbox (and fans out to nobody: crm is off).
+	f.emit(t, "b", bridge.EventUploaded)
+	f.step(t)
+	if f.rx.calls != 1 {
+		t.Errorf("%d calls to a disabled endpoint, want only the 410 one", f.rx.calls)
+	}
+	gone = false
+	f.store.EnableEndpoint(ctx, "crm")
+	f.step(t)
+	types := map[string]bool{}
+	for _, m := range f.rx.received {
+		types[m["type"].(string)] = true
+	}
+	if !types["endpoint.disabled"] || !types[bridge.EventUploaded] {
+		t.Errorf("after enabling, received %v, want the pending upload event and endpoint.disabled", types)
+	}
+
+	slow := newFixture(t, func(int, map[string]any) (int, string) { return 429, "3600" })
+	slow.emit(t, "a", bridge.EventUploaded)
+	slow.step(t)
+	ds, _ := slow.store.Deliveries(ctx, relay.DeliveryFilter{})
+	if wait := ds[0].NextAttemptAt.Sub(slow.clock.Now()); wait < time.Hour {
+		t.Errorf("Retry-After 3600 gave a retry in %v, want an hour", wait)
+	}
+}

@@ -1,0 +1,238 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+// API is what the relay needs of the transcription API: the record for full payloads (the
+// outbox carries ids only).
+type API interface {
+	Get(ctx context.Context, id string) (*api.Transcription, error)
+}
+
+// Relay hands outbox events to endpoints: it fans each event out to a delivery per subscribed
+// endpoint, then sends due deliveries, records every attempt and schedules retries in the store.
+// Transactions stay short: no HTTP call runs inside one.
+type Relay struct {
+	Store     Store
+	Endpoints []*Endpoint
+	// API fetches transcription records for full payloads; nil sends thin ones.
+	API API
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Log receives one line per attempt (default: discarded).
+	Log *slog.Logger
+	// Lease is how long a claimed delivery is reserved (default 2 min, above any timeout).
+	Lease time.Duration
+	// PerEndpoint bounds simultaneous requests to one endpoint (default 4), so a slow endpoint
+	// does not hold up the others.
+	PerEndpoint int
+
+	once    sync.Once
+	byName  map[string]*Endpoint
+	clients map[string]*http.Client
+	sems    map[string]chan struct{}
+}
+
+func (r *Relay) init() {
+	r.once.Do(func() {
+		if r.Lease == 0 {
+			r.Lease = 2 * time.Minute
+		}
+		if r.PerEndpoint == 0 {
+			r.PerEndpoint = 4
+		}
+		if r.Log == nil {
+			r.Log = slog.New(slog.DiscardHandler)
+		}
+		r.byName, r.clients, r.sems = map[string]*Endpoint{}, map[string]*http.Client{}, map[string]chan struct{}{}
+		for _, e := range r.Endpoints {
+			r.byName[e.Name] = e
+			r.clients[e.Name] = NewHTTPClient(e.AllowPrivate, e.Timeout)
+			r.sems[e.Name] = make(chan struct{}, r.PerEndpoint)
+		}
+	})
+}
+
+func (r *Relay) now() time.Time {
+	if r.Now != nil {
+		return r.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// FanOut turns pending outbox events into deliveries.
+func (r *Relay) FanOut(ctx context.Context) error {
+	r.init()
+	for {
+		events, err := r.Store.PendingEvents(ctx, 200)
+		if err != nil || len(events) == 0 {
+			return err
+		}
+		for _, e := range events {
+			r.Log.Info("event", "type", e.Type, "job", e.JobID, "transcription", e.TranscriptionID)
+		}
+		targets := func(e bridge.Event) []string {
+			var out []string
+			for _, ep := range r.Endpoints {
+				if ep.Wants(e.Type) {
+					out = append(out, ep.Name)
+				}
+			}
+			return out
+		}
+		if err := r.Store.FanOut(ctx, events, targets, r.now()); err != nil {
+			return err
+		}
+	}
+}
+
+// Deliver sends the deliveries that are due and returns how many it attempted.
+func (r *Relay) Deliver(ctx context.Context) (int, error) {
+	r.init()
+	due, err := r.Store.Claim(ctx, r.now(), r.Lease, 100)
+	if err != nil || len(due) == 0 {
+		return 0, err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(due))
+	for _, d := range due {
+		sem := r.sems[d.Endpoint]
+		if sem == nil {
+			sem = make(chan struct{}, 1) // an endpoint no longer configured
+		}
+		wg.Add(1)
+		go func(d Delivery) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := r.attempt(ctx, &d); err != nil {
+				errs <- err
+			}
+		}(d)
+	}
+	wg.Wait()
+	close(errs)
+	return len(due), <-errs
+}
+
+// attempt makes one try of d and records it.
+func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
+	now := r.now()
+	ep := r.byName[d.Endpoint]
+	d.Attempts++
+	a := Attempt{At: now}
+	if ep == nil {
+		d.Status, a.Error = StatusDead, "the endpoint is no longer configured"
+		return r.Store.Record(ctx, d, a)
+	}
+	data, err := r.payload(ctx, ep, d)
+	var res Result
+	if err == nil {
+		res, err = Send(ctx, r.clients[ep.Name], ep, Message{ID: d.WebhookID, Type: d.Type, Time: d.EventAt, Data: data}, now)
+	}
+	if ctx.Err() != nil {
+		return nil // stopping: the lease runs out and the delivery is tried again
+	}
+	a.Status, a.Latency, a.Response = res.Status, float64(res.Latency.Microseconds())/1000, res.Body
+	if err != nil {
+		a.Error = err.Error()
+	}
+	switch {
+	case err == nil && res.Skipped:
+		d.Status, a.Error = StatusDelivered, "dropped by the endpoint's filter"
+	case err == nil && res.OK():
+		d.Status = StatusDelivered
+	case err == nil && res.Status == http.StatusGone:
+		d.Status = StatusDead
+		reason := "answered 410 Gone"
+		ev := bridge.Event{Type: "endpoint.disabled", Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
+		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
+			return err
+		}
+		r.Log.Warn("endpoint disabled", "endpoint", ep.Name, "reason", reason)
+	default:
+		delay, ok := nextDelay(d.Attempts, res.RetryAfter)
+		if !ok {
+			d.Status = StatusDead // a dead letter: bridge deliveries replay brings it back
+		} else {
+			d.Status, d.NextAttemptAt = StatusPending, now.Add(delay)
+		}
+	}
+	r.Log.Info("delivery", "endpoint", d.Endpoint, "type", d.Type, "webhook_id", d.WebhookID, "attempt", d.Attempts,
+		"status", res.Status, "outcome", d.Status, "error", a.Error)
+	return r.Store.Record(ctx, d, a)
+}
+
+// payload builds the message data: the event's details, the job id and, for full payloads, the
+// transcription record as the API returns it (fetched now: the outbox holds ids only).
+func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *Delivery) (map[string]any, error) {
+	data := map[string]any{}
+	if len(d.Data) > 0 {
+		if err := json.Unmarshal(d.Data, &data); err != nil {
+			return nil, err
+		}
+	}
+	data["job_id"] = d.JobID
+	if d.TranscriptionID == "" {
+		return data, nil
+	}
+	data["transcription_id"] = d.TranscriptionID
+	if ep.Payload != PayloadFull || r.API == nil {
+		return data, nil
+	}
+	t, err := r.API.Get(ctx, d.TranscriptionID)
+	if errors.Is(err, api.ErrNotFound) {
+		data["transcription"] = nil // deleted upstream since
+		return data, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data["transcription"] = t
+	return data, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// Run fans out and delivers every interval until ctx ends.
+func (r *Relay) Run(ctx context.Context, interval time.Duration) {
+	for {
+		if err := r.FanOut(ctx); err != nil && ctx.Err() == nil {
+			r.Log.Error("fan out", "err", err)
+		}
+		if _, err := r.Deliver(ctx); err != nil && ctx.Err() == nil {
+			r.Log.Error("deliver", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Flush fans out and delivers until nothing is due (retries scheduled later stay pending).
+func (r *Relay) Flush(ctx context.Context) error {
+	for {
+		if err := r.FanOut(ctx); err != nil {
+			return err
+		}
+		n, err := r.Deliver(ctx)
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}

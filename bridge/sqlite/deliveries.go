@@ -1,0 +1,233 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/relay"
+)
+
+var _ relay.Store = (*Store)(nil)
+
+const deliveryCols = `id, event_id, endpoint, webhook_id, type, job_id, transcription_id, data, event_at, status, attempts,
+	next_attempt_at, last_status, last_error, created_at, updated_at`
+
+func scanDelivery(row interface{ Scan(...any) error }) (*relay.Delivery, error) {
+	var d relay.Delivery
+	var data string
+	var eventAt, next, created, updated int64
+	if err := row.Scan(&d.ID, &d.EventID, &d.Endpoint, &d.WebhookID, &d.Type, &d.JobID, &d.TranscriptionID, &data, &eventAt,
+		&d.Status, &d.Attempts, &next, &d.LastStatus, &d.LastError, &created, &updated); err != nil {
+		return nil, err
+	}
+	d.Data = json.RawMessage(data)
+	d.EventAt, d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = fromNanos(eventAt), fromNanos(next), fromNanos(created), fromNanos(updated)
+	return &d, nil
+}
+
+// FanOut implements relay.Store.
+func (s *Store) FanOut(ctx context.Context, events []bridge.Event, targets func(bridge.Event) []string, now time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, e := range events {
+			for _, ep := range targets(e) {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
+					data, event_at, status, next_attempt_at, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+					ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), e.ID, ep, fmt.Sprintf("msg_%d_%s", e.ID, ep),
+					e.Type, e.JobID, e.TranscriptionID, string(e.Data), nanos(e.CreatedAt), relay.StatusPending, now.UnixNano(),
+					now.UnixNano(), now.UnixNano()); err != nil {
+					return fmt.Errorf("fan out event %d to %s: %w", e.ID, ep, err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = ? WHERE id = ?`, now.UnixNano(), e.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Claim implements relay.Store.
+func (s *Store) Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]relay.Delivery, error) {
+	var out []relay.Delivery
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d
+			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= ?
+			AND d.endpoint NOT IN (SELECT name FROM endpoint_state)
+			AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.endpoint = d.endpoint AND e.job_id = d.job_id
+				AND e.status = 'pending' AND e.event_id < d.event_id)
+			ORDER BY d.next_attempt_at, d.event_id LIMIT ?`, now.UnixNano(), now.UnixNano(), limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			d, err := scanDelivery(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, *d)
+		}
+		rows.Close()
+		for _, d := range out {
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = ? WHERE id = ?`, now.Add(lease).UnixNano(), d.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Record implements relay.Store.
+func (s *Store) Record(ctx context.Context, d *relay.Delivery, a relay.Attempt) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error) VALUES (?,?,?,?,?,?)`,
+			d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = 0,
+			last_status = ?, last_error = ?, updated_at = ? WHERE id = ?`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
+			a.Status, a.Error, a.At.UnixNano(), d.ID)
+		return err
+	})
+}
+
+func deliveryWhere(f relay.DeliveryFilter) (string, []any) {
+	var where []string
+	var args []any
+	if f.Endpoint != "" {
+		where, args = append(where, "endpoint = ?"), append(args, f.Endpoint)
+	}
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, f.Status)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "created_at >= ?"), append(args, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, "created_at < ?"), append(args, f.Until.UnixNano())
+	}
+	if len(where) == 0 {
+		return "1 = 1", nil
+	}
+	return strings.Join(where, " AND "), args
+}
+
+// Deliveries implements relay.Store.
+func (s *Store) Deliveries(ctx context.Context, f relay.DeliveryFilter) ([]relay.Delivery, error) {
+	where, args := deliveryWhere(f)
+	q := `SELECT ` + deliveryCols + ` FROM deliveries WHERE ` + where + ` ORDER BY created_at DESC, event_id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []relay.Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *d)
+	}
+	return out, rows.Err()
+}
+
+// Delivery implements relay.Store.
+func (s *Store) Delivery(ctx context.Context, id string) (*relay.Delivery, []relay.Attempt, error) {
+	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, fmt.Errorf("delivery %s: not found", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT at, status, latency_ms, response, error FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var attempts []relay.Attempt
+	for rows.Next() {
+		var a relay.Attempt
+		var at int64
+		if err := rows.Scan(&at, &a.Status, &a.Latency, &a.Response, &a.Error); err != nil {
+			return nil, nil, err
+		}
+		a.At = fromNanos(at)
+		attempts = append(attempts, a)
+	}
+	return d, attempts, rows.Err()
+}
+
+// Replay implements relay.Store.
+func (s *Store) Replay(ctx context.Context, ids []string, f relay.DeliveryFilter, now time.Time) (int, error) {
+	where, args := deliveryWhere(f)
+	if len(ids) > 0 {
+		where += " AND id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_until = 0,
+		updated_at = ? WHERE `+where, append([]any{now.UnixNano(), now.UnixNano()}, args...)...)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// DisableEndpoint implements relay.Store; the events (endpoint.disabled) go to the outbox in the
+// same transaction.
+func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...bridge.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_state (name, disabled_at, reason) VALUES (?,?,?)
+			ON CONFLICT (name) DO UPDATE SET disabled_at = excluded.disabled_at, reason = excluded.reason`, name, now.UnixNano(), reason); err != nil {
+			return err
+		}
+		for _, e := range events {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (type, job_id, transcription_id, data, created_at) VALUES (?,?,?,?,?)`,
+				e.Type, e.JobID, e.TranscriptionID, string(e.Data), now.UnixNano()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// EnableEndpoint implements relay.Store.
+func (s *Store) EnableEndpoint(ctx context.Context, name string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM endpoint_state WHERE name = ?`, name)
+	return err
+}
+
+// DisabledEndpoints implements relay.Store.
+func (s *Store) DisabledEndpoints(ctx context.Context) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, reason FROM endpoint_state`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var n, r string
+		if err := rows.Scan(&n, &r); err != nil {
+			return nil, err
+		}
+		out[n] = r
+	}
+	return out, rows.Err()
+}
