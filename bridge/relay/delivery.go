@@ -89,13 +89,14 @@ var Schedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minut
 // MaxRetryAfter caps how long an endpoint's Retry-After may postpone a delivery.
 const MaxRetryAfter = 6 * time.Hour
 
-// nextDelay returns the wait after failed attempt n (1-based) with ±20% jitter, honouring the
-// endpoint's Retry-After up to MaxRetryAfter; ok is false when the schedule is exhausted.
-func nextDelay(n int, retryAfter time.Duration) (time.Duration, bool) {
-	if n > len(Schedule) {
+// nextDelay returns the wait after failed attempt n (1-based) of schedule, with ±20% jitter,
+// honouring the endpoint's Retry-After up to MaxRetryAfter; ok is false when the schedule is
+// exhausted.
+func nextDelay(schedule []time.Duration, n int, retryAfter time.Duration) (time.Duration, bool) {
+	if n > len(schedule) {
 		return 0, false
 	}
-	d := Schedule[n-1]
+	d := schedule[n-1]
 	d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 	if retryAfter > d {
 		d = min(retryAfter, MaxRetryAfter)

@@ -51,6 +51,9 @@ type EndpointConfig struct {
 	Payload string
 	// AllowPrivate lets the endpoint resolve to loopback, private or link-local addresses.
 	AllowPrivate bool
+	// RetrySchedule is the wait before each retry; empty uses Schedule (about ten attempts over
+	// about three days). Its length plus one is the number of attempts before a dead letter.
+	RetrySchedule []time.Duration
 }
 
 // Endpoint is a checked endpoint with its jq programs compiled.
@@ -96,6 +99,14 @@ func NewEndpoint(c EndpointConfig) (*Endpoint, error) {
 	case PayloadFull, PayloadThin:
 	default:
 		return fail("payload %q is not full or thin", c.Payload)
+	}
+	for i, d := range c.RetrySchedule {
+		if d <= 0 {
+			return fail("retry_schedule[%d]: %v is not positive", i, d)
+		}
+	}
+	if len(c.RetrySchedule) == 0 {
+		e.RetrySchedule = Schedule
 	}
 	if e.filter, err = compile(c.Filter); err != nil {
 		return fail("filter: %v", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/internal/failpoint"
 )
 
 // API is what the relay needs of the transcription API: the record for full payloads (the
@@ -143,6 +144,7 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 	if ctx.Err() != nil {
 		return nil // stopping: the lease runs out and the delivery is tried again
 	}
+	failpoint.Hit("relay-sent") // sent, not yet recorded: the receiver may see it again
 	a.Status, a.Latency, a.Response = res.Status, float64(res.Latency.Microseconds())/1000, res.Body
 	if err != nil {
 		a.Error = err.Error()
@@ -161,7 +163,7 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 		}
 		r.Log.Warn("endpoint disabled", "endpoint", ep.Name, "reason", reason)
 	default:
-		delay, ok := nextDelay(d.Attempts, res.RetryAfter)
+		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter)
 		if !ok {
 			d.Status = StatusDead // a dead letter: bridge deliveries replay brings it back
 		} else {

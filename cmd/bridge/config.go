@@ -51,6 +51,13 @@ type Config struct {
 	Sources []SourceConfig `koanf:"sources"`
 	// Webhooks are the endpoints events are pushed to.
 	Webhooks []WebhookConfig `koanf:"webhooks"`
+	Relay    struct {
+		// Lease is how long a delivery being sent is reserved (default 2m); after a crash it is
+		// sent again once the lease has run out.
+		Lease time.Duration `koanf:"lease"`
+		// Interval is how often due deliveries are looked for (default 500ms).
+		Interval time.Duration `koanf:"interval"`
+	} `koanf:"relay"`
 }
 
 // WebhookConfig is one webhook endpoint (see bridge/relay.EndpointConfig).
@@ -67,6 +74,8 @@ type WebhookConfig struct {
 	Timeout      time.Duration     `koanf:"timeout"`
 	Payload      string            `koanf:"payload"`
 	AllowPrivate bool              `koanf:"allow_private"`
+	// RetrySchedule overrides the default retry waits (5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h).
+	RetrySchedule []time.Duration `koanf:"retry_schedule"`
 }
 
 // SourceConfig is one source; keys other than the common ones are the connector's options.
@@ -177,6 +186,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Store.DSN == "" {
 		c.Store.DSN = "./data/bridge.db"
+	}
+	if c.Relay.Lease == 0 {
+		c.Relay.Lease = 2 * time.Minute
+	}
+	if c.Relay.Interval == 0 {
+		c.Relay.Interval = 500 * time.Millisecond
 	}
 	if c.Sandbox.DB == "" {
 		c.Sandbox.DB = "./data/sandbox.db"

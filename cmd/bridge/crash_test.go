@@ -20,10 +20,14 @@ import (
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
 
-// bridgeProcess starts `bridge run --once` as a child process with the failpoints enabled.
-func bridgeProcess(t *testing.T, config string, failpoints string) (*exec.Cmd, *bufio.Scanner) {
+// bridgeProcess starts `bridge run --once` (or the given arguments) as a child process with the
+// failpoints enabled.
+func bridgeProcess(t *testing.T, config string, failpoints string, args ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "run", "--once", "--config", config)
+	if len(args) == 0 {
+		args = []string{"run", "--once"}
+	}
+	cmd := exec.Command(os.Args[0], append(args, "--config", config)...)
 	cmd.Env = append(os.Environ(), "BRIDGE_TEST_CHILD=1", "BRIDGE_FAILPOINTS="+failpoints, "BRIDGE_API_KEY="+sandboxtest.OwnerKey)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -36,10 +40,21 @@ func bridgeProcess(t *testing.T, config string, failpoints string) (*exec.Cmd, *
 	return cmd, bufio.NewScanner(stderr)
 }
 
-// killAt waits until the child reports the failpoint, then SIGKILLs it.
+// killAt runs `bridge run --once` until it reports the failpoint, then SIGKILLs it.
 func killAt(t *testing.T, config, point string) {
 	t.Helper()
-	cmd, lines := bridgeProcess(t, config, point)
+	killAtWith(t, config, point)
+}
+
+// runUntilFailpoint runs `bridge run` (watching) until it reports the failpoint, then SIGKILLs it.
+func runUntilFailpoint(t *testing.T, config, point string) {
+	t.Helper()
+	killAtWith(t, config, point, "run")
+}
+
+func killAtWith(t *testing.T, config, point string, args ...string) {
+	t.Helper()
+	cmd, lines := bridgeProcess(t, config, point, args...)
 	found := make(chan bool, 1)
 	go func() {
 		var tail []string

@@ -42,7 +42,7 @@ func buildEndpoints(cfg *Config) ([]*relay.Endpoint, error) {
 			secrets = append(secrets, s)
 		}
 		e, err := relay.NewEndpoint(relay.EndpointConfig{Name: w.Name, URL: w.URL, Secrets: secrets, Events: w.Events,
-			Filter: w.Filter, Transform: w.Transform, Headers: w.Headers, Timeout: w.Timeout, Payload: w.Payload, AllowPrivate: w.AllowPrivate})
+			Filter: w.Filter, Transform: w.Transform, Headers: w.Headers, Timeout: w.Timeout, Payload: w.Payload, AllowPrivate: w.AllowPrivate, RetrySchedule: w.RetrySchedule})
 		if err != nil {
 			return nil, usageError("%s: %v", at, err)
 		}

@@ -142,10 +142,15 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	log.Info("bridge running", "instance", instance, "sources", len(p.Sources), "store", cfg.Store.DSN, "once", once)
 	var rl *relay.Relay
 	if len(endpoints) > 0 {
-		rl = &relay.Relay{Store: store, Endpoints: endpoints, API: client, Log: log}
+		rl = &relay.Relay{Store: store, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease}
 		p.KeepEvents = true
 		if !once {
-			go rl.Run(ctx, 500*time.Millisecond)
+			relayDone := make(chan struct{})
+			go func() {
+				defer close(relayDone)
+				rl.Run(ctx, cfg.Relay.Interval)
+			}()
+			defer func() { <-relayDone }() // before the store closes
 		}
 	}
 	err = p.Run(ctx, bridge.RunOptions{Schedules: schedules, PollInterval: cfg.API.PollInterval, Once: once})
