@@ -244,3 +244,18 @@ func TestGoneDisablesTheEndpointAndRetryAfterIsHonoured(t *testing.T) {
 		t.Errorf("Retry-After 3600 gave a retry in %v, want an hour", wait)
 	}
 }
+
+func TestRemovedEndpointsDeliveriesAreAbandoned(t *testing.T) {
+	f := newFixture(t, func(int, map[string]any) (int, string) { return 500, "" })
+	f.emit(t, "a", bridge.EventUploaded)
+	f.step(t) // fanned out to crm, first attempt failed: pending
+	other, _ := relay.NewEndpoint(relay.EndpointConfig{Name: "other", URL: "https://x.test/h", Secrets: f.relay.Endpoints[0].Secrets})
+	r := &relay.Relay{Store: f.store, Endpoints: []*relay.Endpoint{other}, Now: f.clock.Now}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := f.store.Deliveries(context.Background(), relay.DeliveryFilter{Endpoint: "crm"})
+	if len(ds) != 1 || ds[0].Status != relay.StatusDead || ds[0].LastError == "" {
+		t.Errorf("a removed endpoint's delivery = %+v, want a dead letter saying why", ds)
+	}
+}

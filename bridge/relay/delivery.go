@@ -62,9 +62,13 @@ type Store interface {
 	// FanOut creates one pending delivery per event and endpoint in targets(event) (unique on
 	// event and endpoint) and marks the events handed on, in one transaction.
 	FanOut(ctx context.Context, events []bridge.Event, targets func(bridge.Event) []string, now time.Time) error
-	// Claim leases up to limit due deliveries of enabled endpoints, each the oldest pending one
-	// of its job at its endpoint (per-transcription order), until now+lease.
-	Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
+	// Abandon turns the pending deliveries of endpoints not in known into dead letters (an
+	// endpoint removed from the configuration).
+	Abandon(ctx context.Context, known []string, now time.Time) (int, error)
+	// Claim leases up to limit due deliveries of endpoint (all endpoints when empty) that is
+	// enabled, each the oldest pending one of its job at its endpoint (per-transcription order),
+	// until now+lease.
+	Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
 	// Record stores an attempt and the delivery's new state (status, attempts, next attempt).
 	Record(ctx context.Context, d *Delivery, a Attempt) error
 	// Deliveries lists deliveries matching f, newest first.

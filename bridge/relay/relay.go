@@ -34,14 +34,12 @@ type Relay struct {
 	Log *slog.Logger
 	// Lease is how long a claimed delivery is reserved (default 2 min, above any timeout).
 	Lease time.Duration
-	// PerEndpoint bounds simultaneous requests to one endpoint (default 4), so a slow endpoint
-	// does not hold up the others.
+	// PerEndpoint bounds simultaneous requests to one endpoint (default 4).
 	PerEndpoint int
 
 	once    sync.Once
 	byName  map[string]*Endpoint
 	clients map[string]*http.Client
-	sems    map[string]chan struct{}
 }
 
 func (r *Relay) init() {
@@ -55,11 +53,10 @@ func (r *Relay) init() {
 		if r.Log == nil {
 			r.Log = slog.New(slog.DiscardHandler)
 		}
-		r.byName, r.clients, r.sems = map[string]*Endpoint{}, map[string]*http.Client{}, map[string]chan struct{}{}
+		r.byName, r.clients = map[string]*Endpoint{}, map[string]*http.Client{}
 		for _, e := range r.Endpoints {
 			r.byName[e.Name] = e
 			r.clients[e.Name] = NewHTTPClient(e.AllowPrivate, e.Timeout)
-			r.sems[e.Name] = make(chan struct{}, r.PerEndpoint)
 		}
 	})
 }
@@ -97,29 +94,44 @@ func (r *Relay) FanOut(ctx context.Context) error {
 	}
 }
 
-// Deliver sends the deliveries that are due and returns how many it attempted.
+// Deliver sends the deliveries that are due, every endpoint at once, and returns how many it
+// attempted.
 func (r *Relay) Deliver(ctx context.Context) (int, error) {
 	r.init()
-	due, err := r.Store.Claim(ctx, r.now(), r.Lease, 100)
+	var mu sync.Mutex
+	var total int
+	var first error
+	var wg sync.WaitGroup
+	for _, ep := range r.Endpoints {
+		wg.Go(func() {
+			n, err := r.deliverEndpoint(ctx, ep.Name)
+			mu.Lock()
+			defer mu.Unlock()
+			total += n
+			if first == nil {
+				first = err
+			}
+		})
+	}
+	wg.Wait()
+	return total, first
+}
+
+// deliverEndpoint claims up to PerEndpoint due deliveries of one endpoint and sends them in
+// parallel.
+func (r *Relay) deliverEndpoint(ctx context.Context, name string) (int, error) {
+	due, err := r.Store.Claim(ctx, name, r.now(), r.Lease, r.PerEndpoint)
 	if err != nil || len(due) == 0 {
 		return 0, err
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(due))
 	for _, d := range due {
-		sem := r.sems[d.Endpoint]
-		if sem == nil {
-			sem = make(chan struct{}, 1) // an endpoint no longer configured
-		}
-		wg.Add(1)
-		go func(d Delivery) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		wg.Go(func() {
 			if err := r.attempt(ctx, &d); err != nil {
 				errs <- err
 			}
-		}(d)
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -132,7 +144,7 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 	ep := r.byName[d.Endpoint]
 	d.Attempts++
 	a := Attempt{At: now}
-	if ep == nil {
+	if ep == nil { // claimed for an endpoint no longer configured
 		d.Status, a.Error = StatusDead, "the endpoint is no longer configured"
 		return r.Store.Record(ctx, d, a)
 	}
@@ -209,25 +221,55 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// Run fans out and delivers every interval until ctx ends.
+// Run fans out events and delivers them until ctx ends: one loop per endpoint, so a slow or
+// timing-out endpoint delays only its own deliveries.
 func (r *Relay) Run(ctx context.Context, interval time.Duration) {
-	for {
-		if err := r.FanOut(ctx); err != nil && ctx.Err() == nil {
-			r.Log.Error("fan out", "err", err)
+	r.init()
+	var wg sync.WaitGroup
+	loop := func(step func() (int, error), what string) {
+		defer wg.Done()
+		for {
+			n, err := step()
+			if err != nil && ctx.Err() == nil {
+				r.Log.Error(what, "err", err)
+			}
+			wait := interval
+			if n > 0 {
+				wait = 0 // more may be due
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
 		}
-		if _, err := r.Deliver(ctx); err != nil && ctx.Err() == nil {
-			r.Log.Error("deliver", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
+	}
+	r.abandon(ctx)
+	wg.Add(1 + len(r.Endpoints))
+	go loop(func() (int, error) { return 0, r.FanOut(ctx) }, "fan out")
+	for _, ep := range r.Endpoints {
+		go loop(func() (int, error) { return r.deliverEndpoint(ctx, ep.Name) }, "deliver to "+ep.Name)
+	}
+	wg.Wait()
+}
+
+// abandon gives up the pending deliveries of endpoints removed from the configuration.
+func (r *Relay) abandon(ctx context.Context) {
+	known := make([]string, len(r.Endpoints))
+	for i, e := range r.Endpoints {
+		known[i] = e.Name
+	}
+	if n, err := r.Store.Abandon(ctx, known, r.now()); err != nil {
+		r.Log.Error("abandon deliveries of removed endpoints", "err", err)
+	} else if n > 0 {
+		r.Log.Warn("deliveries of endpoints no longer configured are dead letters", "count", n)
 	}
 }
 
 // Flush fans out and delivers until nothing is due (retries scheduled later stay pending).
 func (r *Relay) Flush(ctx context.Context) error {
+	r.init()
+	r.abandon(ctx)
 	for {
 		if err := r.FanOut(ctx); err != nil {
 			return err

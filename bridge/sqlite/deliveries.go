@@ -55,16 +55,16 @@ func (s *Store) FanOut(ctx context.Context, events []bridge.Event, targets func(
 }
 
 // Claim implements relay.Store.
-func (s *Store) Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]relay.Delivery, error) {
+func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]relay.Delivery, error) {
 	var out []relay.Delivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
 		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d
-			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= ?
+			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= ? AND (? = '' OR d.endpoint = ?)
 			AND d.endpoint NOT IN (SELECT name FROM endpoint_state)
 			AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.endpoint = d.endpoint AND e.job_id = d.job_id
 				AND e.status = 'pending' AND e.event_id < d.event_id)
-			ORDER BY d.next_attempt_at, d.event_id LIMIT ?`, now.UnixNano(), now.UnixNano(), limit)
+			ORDER BY d.next_attempt_at, d.event_id LIMIT ?`, now.UnixNano(), now.UnixNano(), endpoint, endpoint, limit)
 		if err != nil {
 			return err
 		}
@@ -85,6 +85,25 @@ func (s *Store) Claim(ctx context.Context, now time.Time, lease time.Duration, l
 		return nil
 	})
 	return out, err
+}
+
+// Abandon implements relay.Store.
+func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int, error) {
+	q := `UPDATE deliveries SET status = 'dead', last_error = 'the endpoint is no longer configured', updated_at = ?
+		WHERE status = 'pending'`
+	args := []any{now.UnixNano()}
+	if len(known) > 0 {
+		q += " AND endpoint NOT IN (" + strings.TrimSuffix(strings.Repeat("?,", len(known)), ",") + ")"
+		for _, k := range known {
+			args = append(args, k)
+		}
+	}
+	res, err := s.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }
 
 // Record implements relay.Store.
