@@ -120,14 +120,23 @@ func (r *Relay) Deliver(ctx context.Context) (int, error) {
 // deliverEndpoint claims up to PerEndpoint due deliveries of one endpoint and sends them in
 // parallel.
 func (r *Relay) deliverEndpoint(ctx context.Context, name string) (int, error) {
-	due, err := r.Store.Claim(ctx, name, r.now(), r.Lease, r.PerEndpoint)
+	// Claim a few rounds' worth at once (fewer transactions), send PerEndpoint at a time; never
+	// more rounds than the lease covers at the endpoint's timeout, so no lease runs out mid-batch.
+	rounds := 8
+	if ep := r.byName[name]; ep != nil {
+		rounds = max(1, min(rounds, int(r.Lease/(2*ep.Timeout))))
+	}
+	due, err := r.Store.Claim(ctx, name, r.now(), r.Lease, rounds*r.PerEndpoint)
 	if err != nil || len(due) == 0 {
 		return 0, err
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(due))
+	sem := make(chan struct{}, r.PerEndpoint)
 	for _, d := range due {
+		sem <- struct{}{}
 		wg.Go(func() {
+			defer func() { <-sem }()
 			if err := r.attempt(ctx, &d); err != nil {
 				errs <- err
 			}
