@@ -11,7 +11,6 @@ import (
 
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
-	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
 // buildEndpoints checks every configured webhook (URL, secret, events, jq programs); the error
@@ -59,19 +58,15 @@ func newEndpointsCmd() *cobra.Command {
 		Short: "One line per endpoint: name, URL, events, payload, whether private addresses are allowed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := cf.load()
-			if err != nil {
-				return err
-			}
-			eps, err := buildEndpoints(cfg)
-			if err != nil {
-				return err
-			}
-			store, err := sqlite.Open(cmd.Context(), cfg.Store.DSN)
+			store, cfg, err := openStore(cmd, &cf)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			eps, err := buildEndpoints(cfg)
+			if err != nil {
+				return err
+			}
 			disabled, err := store.DisabledEndpoints(cmd.Context())
 			if err != nil {
 				return err

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
 func newJobsCmd() *cobra.Command {
@@ -21,10 +20,6 @@ func newJobsCmd() *cobra.Command {
 		Short: "One line per job: id, source, item, state, reason",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := cf.load()
-			if err != nil {
-				return err
-			}
 			f := bridge.JobFilter{Source: source}
 			if state != "" {
 				for _, s := range strings.Split(state, ",") {
@@ -35,7 +30,7 @@ func newJobsCmd() *cobra.Command {
 					f.States = append(f.States, st)
 				}
 			}
-			store, err := sqlite.Open(cmd.Context(), cfg.Store.DSN)
+			store, _, err := openStore(cmd, &cf)
 			if err != nil {
 				return err
 			}
@@ -61,11 +56,7 @@ func newJobsCmd() *cobra.Command {
 		Short: "Print a job and its history",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := scf.load()
-			if err != nil {
-				return err
-			}
-			store, err := sqlite.Open(cmd.Context(), cfg.Store.DSN)
+			store, _, err := openStore(cmd, &scf)
 			if err != nil {
 				return err
 			}
