@@ -163,3 +163,21 @@ func TestNewEndpointNamesTheSetting(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://crm.example.com/hooks?token=abc&x=1": "https://crm.example.com/hooks?redacted",
+		"https://u:p@crm.example.com/h":               "https://crm.example.com/h",
+		"http://127.0.0.1:8080/hooks":                 "http://127.0.0.1:8080/hooks",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// A failed send does not carry the query into its error.
+	e := endpoint(t, EndpointConfig{URL: "http://127.0.0.1:1/hooks?token=s3cret", Secrets: []webhook.Secret{secret(t)}, AllowPrivate: true})
+	_, err := Send(context.Background(), NewHTTPClient(true, time.Second), e, Message{ID: "m", Type: "ping"}, time.Now())
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Send error = %v, want a failure without the token", err)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -80,6 +82,10 @@ func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now 
 	resp, err := client.Do(req)
 	res := Result{Latency: time.Since(start)}
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = RedactURL(ue.URL) // a token in the query must not reach the attempt log
+		}
 		return res, fmt.Errorf("webhook %s: %w", e.Name, err)
 	}
 	defer resp.Body.Close()
@@ -89,4 +95,19 @@ func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now 
 		res.RetryAfter = time.Duration(secs) * time.Second
 	}
 	return res, nil
+}
+
+// RedactURL keeps scheme, host and path of u and hides its query and credentials, which may hold
+// tokens.
+func RedactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "[unparsable URL]"
+	}
+	p.User = nil
+	if p.RawQuery != "" {
+		p.RawQuery = "redacted"
+	}
+	p.Fragment = ""
+	return p.String()
 }

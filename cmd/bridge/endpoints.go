@@ -82,7 +82,7 @@ func newEndpointsCmd() *cobra.Command {
 				if reason, off := disabled[e.Name]; off {
 					state = "disabled: " + reason
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", e.Name, e.URL, events, e.Payload, e.AllowPrivate, state)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", e.Name, relay.RedactURL(e.URL), events, e.Payload, e.AllowPrivate, state)
 			}
 			return tw.Flush()
 		},
