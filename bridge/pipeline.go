@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -149,26 +150,27 @@ func (p *Pipeline) finish(ctx context.Context, j *Job) {
 	}
 }
 
-// Step runs one round of every stage: map discovered jobs, start uploads, track transcriptions,
-// settle reports, hand events on. Upload goroutines may outlive the step; Wait for them.
-func (p *Pipeline) Step(ctx context.Context, wg *sync.WaitGroup) error {
+// Step runs one round of every stage: map discovered jobs, start uploads, track transcriptions
+// and settle reports (when track is set), hand events on. A failing stage does not stop the
+// later ones; their errors are joined. Upload goroutines may outlive the step: wait on wg.
+func (p *Pipeline) Step(ctx context.Context, wg *sync.WaitGroup, track bool) error {
 	p.setDefaults()
-	if err := p.MapDiscovered(ctx); err != nil {
-		return fmt.Errorf("map: %w", err)
+	var errs []error
+	stage := func(name string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
 	}
-	if err := p.StartUploads(ctx, wg); err != nil {
-		return fmt.Errorf("upload: %w", err)
+	stage("map", p.MapDiscovered(ctx))
+	stage("upload", p.StartUploads(ctx, wg))
+	if track {
+		stage("track", p.Track(ctx))
+		stage("reports", p.SettleReports(ctx))
 	}
-	if err := p.Track(ctx); err != nil {
-		return fmt.Errorf("track: %w", err)
+	if !p.KeepEvents {
+		stage("outbox", p.DrainOutbox(ctx))
 	}
-	if err := p.SettleReports(ctx); err != nil {
-		return fmt.Errorf("reports: %w", err)
-	}
-	if p.KeepEvents {
-		return nil
-	}
-	return p.DrainOutbox(ctx)
+	return errors.Join(errs...)
 }
 
 // Active reports how many jobs can still move without outside help: not terminal, not held,

@@ -258,7 +258,7 @@ func TestConcurrentStepsUploadOnce(t *testing.T) {
 	e.p.Scan(ctx, "inbox")
 	var steps, uploads sync.WaitGroup
 	for range 4 {
-		steps.Go(func() { e.p.Step(ctx, &uploads) })
+		steps.Go(func() { e.p.Step(ctx, &uploads, true) })
 	}
 	steps.Wait()
 	uploads.Wait()
@@ -284,5 +284,24 @@ func TestUnknownAuthorIsHeld(t *testing.T) {
 	}
 	if ws := e.sb.Workspace(t, sandboxtest.WorkspaceID); len(ws.Transcriptions) != 0 || ws.AvailableMinutes != 600 {
 		t.Errorf("a refused author left %v and balance %v", ws.Transcriptions, ws.AvailableMinutes)
+	}
+}
+
+// TestFinishedFilesMove: the pipeline lets the source act on final jobs (localdir's done/ and
+// failed/ folders).
+func TestFinishedFilesMove(t *testing.T) {
+	e := newEnv(t, nil)
+	src, err := localdir.New(localdir.Config{Path: e.inbox, Recursive: true, MoveFinished: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.p.Sources["inbox"].Source = src
+	e.put(t, "good.wav", wav(3, 1))
+	e.put(t, "notes.txt", []byte("not a recording"))
+	e.run(t)
+	for _, p := range []string{"done/good.wav", "failed/notes.txt"} {
+		if _, err := os.Stat(filepath.Join(e.inbox, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
 	}
 }

@@ -68,25 +68,12 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 				p.scanLogged(ctx, name)
 			}
 		}
-		if err := p.MapDiscovered(ctx); err != nil && ctx.Err() == nil {
-			p.log().Error("map", "err", err)
-		}
-		if err := p.StartUploads(ctx, &uploads); err != nil && ctx.Err() == nil {
-			p.log().Error("upload", "err", err)
-		}
-		if time.Since(lastPoll) >= o.PollInterval {
+		track := time.Since(lastPoll) >= o.PollInterval
+		if track {
 			lastPoll = time.Now()
-			if err := p.Track(ctx); err != nil && ctx.Err() == nil {
-				p.log().Error("track", "err", err)
-			}
-			if err := p.SettleReports(ctx); err != nil && ctx.Err() == nil {
-				p.log().Error("reports", "err", err)
-			}
 		}
-		if !p.KeepEvents {
-			if err := p.DrainOutbox(ctx); err != nil && ctx.Err() == nil {
-				p.log().Error("outbox", "err", err)
-			}
+		if err := p.Step(ctx, &uploads, track); err != nil && ctx.Err() == nil {
+			p.log().Error("step", "err", err)
 		}
 		if o.Once {
 			done, err := p.settled(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,8 +54,13 @@ func TestProbeMedia(t *testing.T) {
 	if err := os.WriteFile(p, make([]byte, 16000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := probeMedia(context.Background(), p, "aac"); got.failure == "" && got.duration <= 0 {
-		t.Errorf("probeMedia(x.aac) = %+v, want a duration or a failure", got)
+	got := probeMedia(context.Background(), p, "aac")
+	if _, err := exec.LookPath("ffprobe"); err == nil {
+		if got.failure == "" { // ffprobe reads 16,000 zero bytes as no valid audio
+			t.Errorf("probeMedia(zeros.aac) with ffprobe = %+v, want a failure", got)
+		}
+	} else if got.failure != "" || got.duration != 1 {
+		t.Errorf("probeMedia(x.aac) without ffprobe = %+v, want the 128 kb/s estimate of 1 s", got)
 	}
 }
 

@@ -16,11 +16,14 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 )
 
+// EventEndpointDisabled is sent to the other endpoints when one answers 410 Gone.
+const EventEndpointDisabled = "endpoint.disabled"
+
 // EventTypes are the event types an endpoint may subscribe to.
 var EventTypes = []string{
 	bridge.EventUploaded, bridge.EventCompleted, bridge.EventFailed, bridge.EventInsufficientBalance,
 	bridge.EventReportCompleted, bridge.EventReportFailed, bridge.EventHeld, bridge.EventSkipped,
-	"export.completed", "export.failed", "endpoint.disabled",
+	"export.completed", "export.failed", EventEndpointDisabled,
 }
 
 // Payload forms.

@@ -178,7 +178,7 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 	case err == nil && res.Status == http.StatusGone:
 		d.Status = StatusDead
 		reason := "answered 410 Gone"
-		ev := bridge.Event{Type: "endpoint.disabled", Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
+		ev := bridge.Event{Type: EventEndpointDisabled, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
 		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
 			return err
 		}

@@ -110,7 +110,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			return usageError("sources[%d].%v", i, err)
 		}
 		u := s.Upload
-		p.Sources[s.Name] = &bridge.SourceConfig{Name: s.Name, Type: s.Type, Source: &sourceAdapter{src}, Mapper: m,
+		p.Sources[s.Name] = &bridge.SourceConfig{Name: s.Name, Type: s.Type, Source: src, Mapper: m,
 			Upload: bridge.UploadOptions{Language: u.Language, ProjectID: u.ProjectID, Diarize: u.Diarize,
 				SpeakersCount: u.SpeakersCount, AIMetadata: u.AIMetadata, Reports: u.Reports}}
 		schedules[s.Name] = s.Schedule
@@ -168,24 +168,6 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return summarize(ctx, store, stdout)
 	}
 	return nil
-}
-
-// sourceAdapter lets a connectors.Source serve the pipeline, passing on the optional
-// interfaces (Finish, Pending).
-type sourceAdapter struct{ connectors.Source }
-
-func (a *sourceAdapter) Finish(ctx context.Context, r bridge.Recording, outcome bridge.State) error {
-	if f, ok := a.Source.(connectors.Finisher); ok {
-		return f.Finish(ctx, r, outcome)
-	}
-	return nil
-}
-
-func (a *sourceAdapter) Pending() int {
-	if p, ok := a.Source.(bridge.Pending); ok {
-		return p.Pending()
-	}
-	return 0
 }
 
 // checkScopes refuses to start when the key lacks a right the configuration needs, and only
