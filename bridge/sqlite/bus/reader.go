@@ -1,0 +1,217 @@
+package bus
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v3/pkg/sql"
+	"github.com/ThreeDotsLabs/watermill/message"
+)
+
+// reader is one Subscribe call: it competes for its group's lease and hands out messages one
+// at a time, in offset order.
+type reader struct {
+	s      *Subscriber
+	topic  string
+	holder string
+	out    chan *message.Message
+	log    watermill.LoggerAdapter
+	held   bool // whether this reader may hold the lease (released only then)
+}
+
+// errLeaseLost stops a batch whose lease another reader took over.
+var errLeaseLost = errors.New("lease lost")
+
+func (r *reader) run(ctx context.Context) {
+	defer r.release()
+	for {
+		rows, err := r.claim(ctx)
+		wait := time.Duration(0)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				r.log.Error("Cannot read messages", err, nil)
+			}
+			wait = r.s.cfg.RetryInterval
+		case len(rows) == 0:
+			wait = r.s.cfg.PollInterval
+		}
+		for _, row := range rows {
+			if err := r.deliver(ctx, row); err != nil {
+				if !errors.Is(err, errLeaseLost) && !r.stopping(ctx) {
+					r.log.Error("Cannot ack message", err, watermill.LogFields{"offset": row.Offset})
+					wait = r.s.cfg.RetryInterval
+				}
+				break
+			}
+		}
+		if r.stopping(ctx) {
+			return
+		}
+		if wait > 0 {
+			r.release() // let another reader of the group in while this one waits
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.s.closing:
+				return
+			case <-time.After(wait):
+			}
+		}
+	}
+}
+
+func (r *reader) stopping(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	case <-r.s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *reader) exec(ctx context.Context, db watermillsql.ContextExecutor, q watermillsql.Query) (int64, error) {
+	res, err := db.ExecContext(ctx, q.Query, q.Args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// claim takes the group's lease and reads the next batch in one short transaction; it returns
+// nothing without writing when there is nothing to read, or when another reader holds the lease.
+func (r *reader) claim(ctx context.Context) ([]watermillsql.Row, error) {
+	// A read first: no write transaction while there is nothing to read or another reader
+	// holds a live lease.
+	now := time.Now()
+	var pending int
+	err := r.s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+offsetsTable(r.topic)+` o WHERE o.consumer_group = ?
+		AND (o.leased_by = '' OR o.leased_by = ? OR o.lease_until < ?)
+		AND EXISTS (SELECT 1 FROM `+messagesTable(r.topic)+` m WHERE m."offset" > o.offset_acked))`,
+		r.s.cfg.ConsumerGroup, r.holder, now.UnixNano()).Scan(&pending)
+	if err != nil || pending == 0 {
+		return nil, err
+	}
+	tx, err := r.s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	n, err := r.exec(ctx, tx, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), now.Add(r.s.cfg.Lease).UnixNano()))
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	r.held = true
+	q := r.s.schema.SelectQuery(r.topic, r.s.cfg.ConsumerGroup, r.s.offsets)
+	rows, err := tx.QueryContext(ctx, q.Query, q.Args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []watermillsql.Row
+	for rows.Next() {
+		row, err := r.s.schema.UnmarshalMessage(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	return out, tx.Commit()
+}
+
+// deliver hands row out until it is acked (resending after a nack), renewing the lease while
+// the handler works, then records the ack. It returns errLeaseLost, or ctx's error when the
+// subscription ends first.
+func (r *reader) deliver(ctx context.Context, row watermillsql.Row) error {
+	renew := time.NewTicker(r.s.cfg.Lease / 3)
+	defer renew.Stop()
+	for {
+		msg := row.Msg.Copy()
+		mctx, cancel := context.WithCancel(ctx)
+		msg.SetContext(mctx)
+		acked, err := r.handOut(ctx, msg, renew.C)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if acked {
+			until := time.Now().Add(r.s.cfg.Lease).UnixNano()
+			n, err := r.exec(ctx, r.s.db, r.s.offsets.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, row.Offset, until))
+			if err != nil {
+				return fmt.Errorf("ack offset %d: %w", row.Offset, err)
+			}
+			if n == 0 {
+				return errLeaseLost
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.s.closing:
+			return ErrClosed
+		case <-time.After(r.s.cfg.ResendInterval):
+		}
+	}
+}
+
+// handOut sends msg and waits for its ack (true) or nack (false).
+func (r *reader) handOut(ctx context.Context, msg *message.Message, renew <-chan time.Time) (bool, error) {
+	sent := false
+	for {
+		var out chan *message.Message
+		if !sent {
+			out = r.out
+		}
+		select {
+		case out <- msg:
+			sent = true
+		case <-msg.Acked():
+			return true, nil
+		case <-msg.Nacked():
+			return false, nil
+		case <-renew:
+			if err := r.renew(ctx); err != nil {
+				return false, err
+			}
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-r.s.closing:
+			return false, ErrClosed
+		}
+	}
+}
+
+func (r *reader) renew(ctx context.Context) error {
+	now := time.Now()
+	n, err := r.exec(ctx, r.s.db, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), now.Add(r.s.cfg.Lease).UnixNano()))
+	if err != nil {
+		return fmt.Errorf("renew lease: %w", err)
+	}
+	if n == 0 {
+		return errLeaseLost
+	}
+	return nil
+}
+
+// release gives the lease up (if held), so the group does not wait for it to expire.
+func (r *reader) release() {
+	if !r.held {
+		return
+	}
+	r.held = false
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := r.exec(ctx, r.s.db, r.s.offsets.ReleaseQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder)); err != nil && !errors.Is(err, sql.ErrConnDone) {
+		r.log.Error("Cannot release lease", err, nil)
+	}
+}

@@ -1,0 +1,111 @@
+// Package bus is a Watermill Pub/Sub on SQLite (go-sqlite3): a schema and an offsets adapter for
+// watermill-sql, whose Publisher writes messages (also on a caller's *sql.Tx, for the outbox), and
+// a lease-based Subscriber that never holds a transaction while a handler runs.
+//
+// watermill-sql's own subscriber keeps one transaction open from SELECT to ack; on SQLite that
+// either blocks every other writer (BEGIN IMMEDIATE) or fails the ack with SQLITE_BUSY_SNAPSHOT
+// (a deferred read transaction upgraded after another write). Here a consumer group's reader
+// instead takes a lease on the group's offset row in one short transaction, reads a batch,
+// commits, hands the messages out one at a time, and advances the offset in another short
+// transaction per ack. A lease that is not renewed (a crashed process) expires and another
+// subscriber of the group resumes after the last acked message: delivery is at least once, in
+// order.
+package bus
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v3/pkg/sql"
+	"github.com/ThreeDotsLabs/watermill/message"
+)
+
+// SchemaAdapter keeps each topic in its own table, "watermill_<topic>", whose INTEGER PRIMARY
+// KEY is the offset. SQLite has one writer at a time, so offsets grow in commit order and a
+// reader never skips a row that commits later with a smaller offset.
+type SchemaAdapter struct {
+	// BatchSize is how many messages one SelectQuery returns (default 100).
+	BatchSize int
+}
+
+var _ watermillsql.SchemaAdapter = SchemaAdapter{}
+
+// quote returns the table name for topic and kind, quoted as an SQL identifier; topics are
+// validated against watermill-sql's rules before they get here.
+func table(kind, topic string) string {
+	return `"` + strings.ReplaceAll(kind+topic, `"`, `""`) + `"`
+}
+
+func messagesTable(topic string) string { return table("watermill_", topic) }
+func offsetsTable(topic string) string  { return table("watermill_offsets_", topic) }
+
+// InsertQuery implements watermillsql.SchemaAdapter: one INSERT for all msgs. It fails when a
+// message's metadata cannot be marshalled.
+func (a SchemaAdapter) InsertQuery(topic string, msgs message.Messages) (watermillsql.Query, error) {
+	if len(msgs) == 0 {
+		return watermillsql.Query{}, fmt.Errorf("insert into %s: no messages", topic)
+	}
+	args := make([]any, 0, 3*len(msgs))
+	for _, m := range msgs {
+		md, err := json.Marshal(m.Metadata)
+		if err != nil {
+			return watermillsql.Query{}, fmt.Errorf("message %s metadata: %w", m.UUID, err)
+		}
+		args = append(args, m.UUID, []byte(m.Payload), string(md))
+	}
+	values := strings.TrimSuffix(strings.Repeat("(?,?,?),", len(msgs)), ",")
+	return watermillsql.Query{
+		Query: `INSERT INTO ` + messagesTable(topic) + ` (uuid, payload, metadata) VALUES ` + values,
+		Args:  args,
+	}, nil
+}
+
+// SelectQuery implements watermillsql.SchemaAdapter: the next batch after the group's acked
+// offset, oldest first.
+func (a SchemaAdapter) SelectQuery(topic, consumerGroup string, _ watermillsql.OffsetsAdapter) watermillsql.Query {
+	batch := a.BatchSize
+	if batch <= 0 {
+		batch = 100
+	}
+	return watermillsql.Query{
+		Query: `SELECT "offset", uuid, payload, metadata FROM ` + messagesTable(topic) + `
+			WHERE "offset" > COALESCE((SELECT offset_acked FROM ` + offsetsTable(topic) + ` WHERE consumer_group = ?), 0)
+			ORDER BY "offset" LIMIT ?`,
+		Args: []any{consumerGroup, batch},
+	}
+}
+
+// UnmarshalMessage implements watermillsql.SchemaAdapter. It fails on a row whose metadata is
+// not a JSON object of strings.
+func (a SchemaAdapter) UnmarshalMessage(row watermillsql.Scanner) (watermillsql.Row, error) {
+	var r watermillsql.Row
+	if err := row.Scan(&r.Offset, &r.UUID, &r.Payload, &r.Metadata); err != nil {
+		return r, fmt.Errorf("scan message: %w", err)
+	}
+	md := message.Metadata{}
+	if len(r.Metadata) > 0 {
+		if err := json.Unmarshal(r.Metadata, &md); err != nil {
+			return r, fmt.Errorf("message at offset %d: metadata: %w", r.Offset, err)
+		}
+	}
+	r.Msg = message.NewMessage(string(r.UUID), r.Payload)
+	r.Msg.Metadata = md
+	return r, nil
+}
+
+// SchemaInitializingQueries implements watermillsql.SchemaAdapter.
+func (a SchemaAdapter) SchemaInitializingQueries(topic string) []watermillsql.Query {
+	return []watermillsql.Query{{Query: `CREATE TABLE IF NOT EXISTS ` + messagesTable(topic) + ` (
+		"offset"   INTEGER PRIMARY KEY AUTOINCREMENT,
+		uuid       TEXT NOT NULL,
+		payload    BLOB,
+		metadata   TEXT NOT NULL DEFAULT '{}',
+		created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+	)`}}
+}
+
+// SubscribeIsolationLevel implements watermillsql.SchemaAdapter: SQLite transactions are
+// serializable.
+func (a SchemaAdapter) SubscribeIsolationLevel() sql.IsolationLevel { return sql.LevelDefault }
