@@ -86,7 +86,7 @@ type Subscriber struct {
 }
 
 var (
-	_ message.Subscriber          = (*Subscriber)(nil)
+	_ message.Subscriber           = (*Subscriber)(nil)
 	_ message.SubscribeInitializer = (*Subscriber)(nil)
 )
 
