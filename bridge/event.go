@@ -43,3 +43,26 @@ func NewEvent(typ string, j *Job, d map[string]any) Event {
 	b, _ := json.Marshal(d)
 	return Event{Type: typ, JobID: j.ID, TranscriptionID: j.TranscriptionID, Data: b}
 }
+
+// Topics on the event bus (Watermill).
+const (
+	// EventsTopic carries an EventRef for every event, published on the state change's
+	// transaction.
+	EventsTopic = "events"
+	// EventsPoisonTopic keeps messages that cannot be handled (malformed, or a handler panic),
+	// with the reason in their metadata.
+	EventsPoisonTopic = "events.poison"
+)
+
+// EventRef is the bus message for an event: ids only (claim check); the event row holds the
+// rest.
+type EventRef struct {
+	// EventID is the event's outbox sequence number.
+	EventID int64 `json:"event_id"`
+	// Type is the event type.
+	Type string `json:"type"`
+	// JobID is the job the event is about; it is also the message's correlation id.
+	JobID string `json:"job_id"`
+	// TranscriptionID is the service's id, when known.
+	TranscriptionID string `json:"transcription_id,omitempty"`
+}

@@ -78,8 +78,6 @@ type Pipeline struct {
 	Log *slog.Logger
 	// UploadConcurrency bounds simultaneous uploads (default 4; the client caps at 10).
 	UploadConcurrency int
-	// KeepEvents leaves outbox events to a relay instead of logging and marking them.
-	KeepEvents bool
 	// IdempotencyWindow is how long a stored key is trusted to be remembered upstream before a
 	// job in uploading is looked up instead of retried (default 23 h, inside the 24 h window).
 	IdempotencyWindow time.Duration
@@ -151,7 +149,7 @@ func (p *Pipeline) finish(ctx context.Context, j *Job) {
 }
 
 // Step runs one round of every stage: map discovered jobs, start uploads, track transcriptions
-// and settle reports (when track is set), hand events on. A failing stage does not stop the
+// and settle reports (when track is set). Events leave through the bus (see the relay). A failing stage does not stop the
 // later ones; their errors are joined. Upload goroutines may outlive the step: wait on wg.
 func (p *Pipeline) Step(ctx context.Context, wg *sync.WaitGroup, track bool) error {
 	p.setDefaults()
@@ -166,9 +164,6 @@ func (p *Pipeline) Step(ctx context.Context, wg *sync.WaitGroup, track bool) err
 	if track {
 		stage("track", p.Track(ctx))
 		stage("reports", p.SettleReports(ctx))
-	}
-	if !p.KeepEvents {
-		stage("outbox", p.DrainOutbox(ctx))
 	}
 	return errors.Join(errs...)
 }

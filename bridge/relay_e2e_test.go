@@ -12,6 +12,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
+	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 )
 
 // TestCompletedWebhookCarriesTheRecord runs files through the pipeline with a relay and checks
@@ -39,8 +40,12 @@ func TestCompletedWebhookCarriesTheRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl := &relay.Relay{Store: e.store, Endpoints: []*relay.Endpoint{ep}, API: e.api}
-	e.p.KeepEvents = true
+	sub, poison, err := e.store.Bus(bus.SubscriberConfig{PollInterval: 5 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	rl := &relay.Relay{Store: e.store, Bus: sub, Poison: poison, Endpoints: []*relay.Endpoint{ep}, API: e.api}
 	e.put(t, "a.wav", wav(8, 1))
 	e.put(t, "b.wav", wav(8, 2))
 	e.run(t)

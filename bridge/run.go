@@ -82,10 +82,7 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 			}
 			if done {
 				uploads.Wait()
-				if p.KeepEvents {
-					return nil
-				}
-				return p.DrainOutbox(context.WithoutCancel(ctx))
+				return nil
 			}
 		}
 		select {

@@ -33,7 +33,8 @@ type Store interface {
 	// Cursor returns the source's cursor ("" before the first scan).
 	Cursor(ctx context.Context, source string) (string, error)
 	// Update writes j if the stored job is still in state from, appends the change to its
-	// history and the events to the outbox, in one transaction. ErrConflict otherwise.
+	// history and the events to the outbox, publishing an EventRef for each on EventsTopic,
+	// in one transaction. ErrConflict otherwise.
 	Update(ctx context.Context, j *Job, from State, reason string, events ...Event) error
 	// Job returns one job, or ErrNotFound.
 	Job(ctx context.Context, id string) (*Job, error)
@@ -43,10 +44,9 @@ type Store interface {
 	History(ctx context.Context, id string) ([]Change, error)
 	// Counts returns how many jobs are in each state.
 	Counts(ctx context.Context) (map[State]int, error)
-	// PendingEvents returns up to limit outbox events not yet marked delivered, oldest first.
+	// PendingEvents returns up to limit outbox events the relay has not fanned out yet, oldest
+	// first.
 	PendingEvents(ctx context.Context, limit int) ([]Event, error)
-	// MarkEvents marks outbox events as handed on.
-	MarkEvents(ctx context.Context, ids []int64) error
 	// InstanceID returns this installation's id, created on first use.
 	InstanceID(ctx context.Context) (string, error)
 	// Close releases the store.

@@ -83,7 +83,7 @@ func relayRun(b *testing.B, rx *lagReceiver, srv *httptest.Server, paths []strin
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &relay.Relay{Store: store, Endpoints: eps, Lease: time.Minute}
+	r := withBus(b, store, &relay.Relay{Store: store, Endpoints: eps, Lease: time.Minute})
 	go r.Run(ctx, 5*time.Millisecond)
 	start := time.Now()
 	types := []string{bridge.EventUploaded, bridge.EventReportCompleted, bridge.EventCompleted}

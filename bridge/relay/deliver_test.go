@@ -7,14 +7,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
+	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 )
 
 // receiver records verified deliveries and answers with the scripted status for each path call.
@@ -87,7 +92,7 @@ func newFixture(t *testing.T, answer func(int, map[string]any) (int, string)) *f
 	}
 	c := &clock{t: time.Now()}
 	f := &fixture{store: store, rx: rx, clock: c, jobs: map[string]*bridge.Job{},
-		relay: &relay.Relay{Store: store, Endpoints: []*relay.Endpoint{ep}, Now: c.Now, PerEndpoint: 4}}
+		relay: withBus(t, store, &relay.Relay{Store: store, Endpoints: []*relay.Endpoint{ep}, Now: c.Now, PerEndpoint: 4})}
 	added, err := store.AddRecordings(ctx, "inbox", []bridge.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}, {ItemID: "b", Version: "1", Name: "b.wav"}}, "", c.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +101,18 @@ func newFixture(t *testing.T, answer func(int, map[string]any) (int, string)) *f
 		f.jobs[added[i].ItemID] = &added[i]
 	}
 	return f
+}
+
+// withBus gives r the store's event bus.
+func withBus(t testing.TB, store *sqlite.Store, r *relay.Relay) *relay.Relay {
+	t.Helper()
+	sub, poison, err := store.Bus(bus.SubscriberConfig{PollInterval: 5 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Close() })
+	r.Bus, r.Poison = sub, poison
+	return r
 }
 
 // emit writes an event for job item as a state change would.
@@ -250,12 +267,48 @@ func TestRemovedEndpointsDeliveriesAreAbandoned(t *testing.T) {
 	f.emit(t, "a", bridge.EventUploaded)
 	f.step(t) // fanned out to crm, first attempt failed: pending
 	other, _ := relay.NewEndpoint(relay.EndpointConfig{Name: "other", URL: "https://x.test/h", Secrets: f.relay.Endpoints[0].Secrets})
-	r := &relay.Relay{Store: f.store, Endpoints: []*relay.Endpoint{other}, Now: f.clock.Now}
+	r := withBus(t, f.store, &relay.Relay{Store: f.store, Endpoints: []*relay.Endpoint{other}, Now: f.clock.Now})
 	if err := r.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ds, _ := f.store.Deliveries(context.Background(), relay.DeliveryFilter{Endpoint: "crm"})
 	if len(ds) != 1 || ds[0].Status != relay.StatusDead || ds[0].LastError == "" {
 		t.Errorf("a removed endpoint's delivery = %+v, want a dead letter saying why", ds)
+	}
+}
+
+// TestMalformedMessagesGoToThePoisonQueue: a message the relay cannot read, or one naming no
+// stored event, is kept on the poison topic with the reason; the events after it still go out.
+func TestMalformedMessagesGoToThePoisonQueue(t *testing.T) {
+	f := newFixture(t, func(int, map[string]any) (int, string) { return 200, "" })
+	for _, payload := range []string{`not json`, `{"event_id": 999, "type": "transcription.completed"}`} {
+		if err := f.relay.Poison.Publish(bridge.EventsTopic, message.NewMessage(payload, []byte(payload))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.emit(t, "a", bridge.EventUploaded)
+	f.step(t)
+	f.rx.mu.Lock()
+	n := len(f.rx.received)
+	f.rx.mu.Unlock()
+	if n != 1 {
+		t.Errorf("receiver got %d webhooks, want 1 (the good event after the bad messages)", n)
+	}
+	sub, _, _ := f.store.Bus(bus.SubscriberConfig{ConsumerGroup: "test", PollInterval: 5 * time.Millisecond}, nil)
+	defer sub.Close()
+	msgs, err := sub.Subscribe(context.Background(), bridge.EventsPoisonTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"malformed event message", "no such event"} {
+		select {
+		case m := <-msgs:
+			if reason := m.Metadata.Get(middleware.ReasonForPoisonedKey); !strings.Contains(reason, want) {
+				t.Errorf("poisoned %q with reason %q, want it to mention %q", m.UUID, reason, want)
+			}
+			m.Ack()
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no poisoned message mentioning %q", want)
+		}
 	}
 }

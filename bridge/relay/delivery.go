@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -55,13 +56,15 @@ type DeliveryFilter struct {
 	Limit        int
 }
 
+// ErrUnknownEvent is returned by Store.FanOut for a message naming no stored event.
+var ErrUnknownEvent = errors.New("no such event in the outbox")
+
 // Store keeps deliveries; bridge/sqlite implements it beside the bridge.Store.
 type Store interface {
-	// PendingEvents returns outbox events not yet fanned out.
-	PendingEvents(ctx context.Context, limit int) ([]bridge.Event, error)
-	// FanOut creates one pending delivery per event and endpoint in targets(event) (unique on
-	// event and endpoint) and marks the events handed on, in one transaction.
-	FanOut(ctx context.Context, events []bridge.Event, targets func(bridge.Event) []string, now time.Time) error
+	// FanOut creates one pending delivery of the event per endpoint (unique on event and
+	// endpoint, so a redelivered message adds nothing) and marks the event handed on, in one
+	// transaction. It fails with ErrUnknownEvent when the outbox has no such event.
+	FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error
 	// Abandon turns the pending deliveries of endpoints not in known into dead letters (an
 	// endpoint removed from the configuration).
 	Abandon(ctx context.Context, known []string, now time.Time) (int, error)

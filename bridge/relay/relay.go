@@ -3,11 +3,12 @@ package relay
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
@@ -26,6 +27,10 @@ type API interface {
 type Relay struct {
 	Store     Store
 	Endpoints []*Endpoint
+	// Bus is where events arrive (bridge.EventsTopic), read with the consumer group "relay".
+	Bus Subscriber
+	// Poison receives messages that cannot be handled (bridge.EventsPoisonTopic).
+	Poison message.Publisher
 	// API fetches transcription records for full payloads; nil sends thin ones.
 	API API
 	// Now is the clock (default time.Now).
@@ -38,6 +43,7 @@ type Relay struct {
 	PerEndpoint int
 
 	once    sync.Once
+	records *records
 	byName  map[string]*Endpoint
 	clients map[string]*http.Client
 }
@@ -53,6 +59,7 @@ func (r *Relay) init() {
 		if r.Log == nil {
 			r.Log = slog.New(slog.DiscardHandler)
 		}
+		r.records = newRecords(5*time.Minute, 1000)
 		r.byName, r.clients = map[string]*Endpoint{}, map[string]*http.Client{}
 		for _, e := range r.Endpoints {
 			r.byName[e.Name] = e
@@ -66,32 +73,6 @@ func (r *Relay) now() time.Time {
 		return r.Now().UTC()
 	}
 	return time.Now().UTC()
-}
-
-// FanOut turns pending outbox events into deliveries.
-func (r *Relay) FanOut(ctx context.Context) error {
-	r.init()
-	for {
-		events, err := r.Store.PendingEvents(ctx, 200)
-		if err != nil || len(events) == 0 {
-			return err
-		}
-		for _, e := range events {
-			r.Log.Info("event", "type", e.Type, "job", e.JobID, "transcription", e.TranscriptionID)
-		}
-		targets := func(e bridge.Event) []string {
-			var out []string
-			for _, ep := range r.Endpoints {
-				if ep.Wants(e.Type) {
-					out = append(out, ep.Name)
-				}
-			}
-			return out
-		}
-		if err := r.Store.FanOut(ctx, events, targets, r.now()); err != nil {
-			return err
-		}
-	}
 }
 
 // Deliver sends the deliveries that are due, every endpoint at once, and returns how many it
@@ -166,6 +147,9 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 		return nil // stopping: the lease runs out and the delivery is tried again
 	}
 	failpoint.Hit("relay-sent") // sent, not yet recorded: the receiver may see it again
+	if err == nil && res.OK() {
+		failpoint.Hit("relay-accepted") // accepted, not yet recorded: the receiver will see it again
+	}
 	a.Status, a.Latency, a.Response = res.Status, float64(res.Latency.Microseconds())/1000, res.Body
 	if err != nil {
 		a.Error = err.Error()
@@ -213,15 +197,11 @@ func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *Delivery) (map[str
 	if ep.Payload != PayloadFull || r.API == nil {
 		return data, nil
 	}
-	t, err := r.API.Get(ctx, d.TranscriptionID)
-	if errors.Is(err, api.ErrNotFound) {
-		data["transcription"] = nil // deleted upstream since
-		return data, nil
-	}
+	t, err := r.records.get(ctx, r.API, d.EventID, d.TranscriptionID, r.now())
 	if err != nil {
 		return nil, err
 	}
-	data["transcription"] = t
+	data["transcription"] = t // nil: deleted upstream since
 	return data, nil
 }
 
@@ -230,36 +210,39 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// Run fans out events and delivers them until ctx ends: one loop per endpoint, so a slow or
-// timing-out endpoint delays only its own deliveries.
-func (r *Relay) Run(ctx context.Context, interval time.Duration) {
+// Run reads the bus and delivers until ctx ends: the router fans events out, and one loop per
+// endpoint sends, so a slow or timing-out endpoint delays only its own deliveries. It fails
+// when the router cannot start.
+func (r *Relay) Run(ctx context.Context, interval time.Duration) error {
 	r.init()
-	var wg sync.WaitGroup
-	loop := func(step func() (int, error), what string) {
-		defer wg.Done()
-		for {
-			n, err := step()
-			if err != nil && ctx.Err() == nil {
-				r.Log.Error(what, "err", err)
-			}
-			wait := interval
-			if n > 0 {
-				wait = 0 // more may be due
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-		}
+	router, err := r.router()
+	if err != nil {
+		return err
 	}
 	r.abandon(ctx)
-	wg.Add(1 + len(r.Endpoints))
-	go loop(func() (int, error) { return 0, r.FanOut(ctx) }, "fan out")
+	var wg sync.WaitGroup
 	for _, ep := range r.Endpoints {
-		go loop(func() (int, error) { return r.deliverEndpoint(ctx, ep.Name) }, "deliver to "+ep.Name)
+		wg.Go(func() {
+			for {
+				n, err := r.deliverEndpoint(ctx, ep.Name)
+				if err != nil && ctx.Err() == nil {
+					r.Log.Error("deliver", "endpoint", ep.Name, "err", err)
+				}
+				wait := interval
+				if n > 0 {
+					wait = 0 // more may be due
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+		})
 	}
+	err = router.Run(ctx)
 	wg.Wait()
+	return err
 }
 
 // abandon gives up the pending deliveries of endpoints removed from the configuration.
@@ -275,12 +258,14 @@ func (r *Relay) abandon(ctx context.Context) {
 	}
 }
 
-// Flush fans out and delivers until nothing is due (retries scheduled later stay pending).
+// Flush fans out every event on the bus, then delivers until nothing is due (retries
+// scheduled later stay pending): for run --once and tests.
 func (r *Relay) Flush(ctx context.Context) error {
 	r.init()
 	r.abandon(ctx)
 	for {
-		if err := r.FanOut(ctx); err != nil {
+		// Deliveries may emit events (endpoint.disabled): read the bus again after each round.
+		if err := r.drainBus(ctx); err != nil {
 			return err
 		}
 		n, err := r.Deliver(ctx)

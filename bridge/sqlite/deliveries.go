@@ -34,20 +34,22 @@ func scanDelivery(row interface{ Scan(...any) error }) (*relay.Delivery, error) 
 }
 
 // FanOut implements relay.Store.
-func (s *Store) FanOut(ctx context.Context, events []bridge.Event, targets func(bridge.Event) []string, now time.Time) error {
+func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		for _, e := range events {
-			for _, ep := range targets(e) {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
-					data, event_at, status, next_attempt_at, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
-					ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), e.ID, ep, fmt.Sprintf("msg_%d_%s", e.ID, ep),
-					e.Type, e.JobID, e.TranscriptionID, string(e.Data), nanos(e.CreatedAt), relay.StatusPending, now.UnixNano(),
-					now.UnixNano(), now.UnixNano()); err != nil {
-					return fmt.Errorf("fan out event %d to %s: %w", e.ID, ep, err)
-				}
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = ? WHERE id = ?`, now.UnixNano(), e.ID); err != nil {
-				return err
+		res, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`, now.UnixNano(), ref.EventID)
+		if err != nil {
+			return fmt.Errorf("fan out event %d: %w", ref.EventID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("fan out event %d: %w", ref.EventID, relay.ErrUnknownEvent)
+		}
+		for _, ep := range endpoints {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
+				data, event_at, status, next_attempt_at, created_at, updated_at)
+				SELECT ?, id, ?, ?, type, job_id, transcription_id, data, created_at, ?, ?, ?, ? FROM outbox WHERE id = ?
+				ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, fmt.Sprintf("msg_%d_%s", ref.EventID, ep),
+				relay.StatusPending, now.UnixNano(), now.UnixNano(), now.UnixNano(), ref.EventID); err != nil {
+				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 			}
 		}
 		return nil
@@ -218,8 +220,7 @@ func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now ti
 			return err
 		}
 		for _, e := range events {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (type, job_id, transcription_id, data, created_at) VALUES (?,?,?,?,?)`,
-				e.Type, e.JobID, e.TranscriptionID, string(e.Data), now.UnixNano()); err != nil {
+			if err := emit(ctx, tx, e, now); err != nil {
 				return err
 			}
 		}

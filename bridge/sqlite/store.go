@@ -22,6 +22,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 )
 
 //go:embed migrations/*.sql
@@ -64,6 +65,11 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, topic := range []string{bridge.EventsTopic, bridge.EventsPoisonTopic} {
+		if err := bus.InitializeSchema(ctx, s.db, topic); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
 	}
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
@@ -210,12 +216,8 @@ func (s *Store) Update(ctx context.Context, j *bridge.Job, from bridge.State, re
 			}
 		}
 		for _, e := range events {
-			if len(e.Data) == 0 {
-				e.Data = json.RawMessage("{}")
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (type, job_id, transcription_id, data, created_at) VALUES (?,?,?,?,?)`,
-				e.Type, e.JobID, e.TranscriptionID, string(e.Data), now.UnixNano()); err != nil {
-				return fmt.Errorf("outbox %s: %w", e.Type, err)
+			if err := emit(ctx, tx, e, now); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -308,40 +310,6 @@ func (s *Store) Counts(ctx context.Context) (map[bridge.State]int, error) {
 		out[st] = n
 	}
 	return out, rows.Err()
-}
-
-// PendingEvents implements bridge.Store.
-func (s *Store) PendingEvents(ctx context.Context, limit int) ([]bridge.Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, type, job_id, transcription_id, data, created_at FROM outbox
-		WHERE delivered_at IS NULL ORDER BY id LIMIT ?`, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []bridge.Event
-	for rows.Next() {
-		var e bridge.Event
-		var data string
-		var at int64
-		if err := rows.Scan(&e.ID, &e.Type, &e.JobID, &e.TranscriptionID, &data, &at); err != nil {
-			return nil, err
-		}
-		e.Data, e.CreatedAt = json.RawMessage(data), fromNanos(at)
-		out = append(out, e)
-	}
-	return out, rows.Err()
-}
-
-// MarkEvents implements bridge.Store.
-func (s *Store) MarkEvents(ctx context.Context, ids []int64) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = ? WHERE id = ?`, time.Now().UnixNano(), id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // InstanceID implements bridge.Store.

@@ -34,6 +34,9 @@ type Config struct {
 		PollInterval time.Duration `koanf:"poll_interval"`
 		// UploadConcurrency bounds simultaneous uploads (default 4, at most 10).
 		UploadConcurrency int `koanf:"upload_concurrency"`
+		// RequestsPerMinute is the client-side limit on data requests per minute (default 500,
+		// the documented limit; raise it only for a workspace granted more).
+		RequestsPerMinute int `koanf:"requests_per_minute"`
 	} `koanf:"api"`
 	Store struct {
 		// Driver is sqlite.
@@ -181,6 +184,9 @@ func (c *Config) setDefaults() {
 	if c.API.UploadConcurrency == 0 {
 		c.API.UploadConcurrency = 4
 	}
+	if c.API.RequestsPerMinute == 0 {
+		c.API.RequestsPerMinute = 500
+	}
 	if c.Store.Driver == "" {
 		c.Store.Driver = "sqlite"
 	}
@@ -217,6 +223,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("api.poll_interval: %v is below 1s", c.API.PollInterval)
 	case c.API.UploadConcurrency < 1 || c.API.UploadConcurrency > 10:
 		return fmt.Errorf("api.upload_concurrency: %d is not 1 to 10", c.API.UploadConcurrency)
+	case c.API.RequestsPerMinute < 1:
+		return fmt.Errorf("api.requests_per_minute: %d is below 1", c.API.RequestsPerMinute)
 	case c.Sandbox.TimeScale < 0:
 		return fmt.Errorf("sandbox.time_scale: must be positive")
 	case len(c.Sources) == 0:

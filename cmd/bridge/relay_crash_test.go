@@ -30,6 +30,7 @@ type flakyReceiver struct {
 	// webhook-ids seen for each job and type.
 	byJob map[string][]string
 	ids   map[string]map[string]bool
+	dups  int // deliveries accepted again (the same job and type)
 }
 
 func (rx *flakyReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +55,9 @@ func (rx *flakyReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.Unmarshal(body, &m)
 	key := m.Data.JobID + " " + m.Type
-	if rx.ids[key] == nil {
+	if rx.ids[key] != nil {
+		rx.dups++
+	} else {
 		rx.ids[key] = map[string]bool{}
 		rx.byJob[m.Data.JobID] = append(rx.byJob[m.Data.JobID], m.Type)
 	}
@@ -75,9 +78,10 @@ func (rx *flakyReceiver) completed() int {
 	return n
 }
 
-// TestRelaySurvivesCrashesAndAFlakyReceiver: recordings go through `bridge run` (a child
-// process) killed with SIGKILL twice right after sending a webhook and before recording it,
-// to a receiver that fails half its requests and is down for a while: every
+// TestRelaySurvivesCrashesAndAFlakyReceiver: 200 recordings go through `bridge run` (a child
+// process) killed with SIGKILL twice right after sending a webhook and before recording it
+// (the second time after the receiver accepted it), to a receiver that fails half its requests
+// and is down for a while: every
 // transcription.completed arrives, duplicates carry the same webhook-id, every signature
 // verifies and each transcription's events arrive in order.
 func TestRelaySurvivesCrashesAndAFlakyReceiver(t *testing.T) {
@@ -87,7 +91,8 @@ func TestRelaySurvivesCrashesAndAFlakyReceiver(t *testing.T) {
 	sb := sandboxtest.Start(t, func(o *sandbox.Options) {
 		o.TimeScale = 0.02
 		o.Seed.Workspaces[0].BalanceMinutes = 1000
-		o.Seed.Workspaces[0].Limits.Concurrency = 8
+		o.Seed.Workspaces[0].Limits.Concurrency = 16
+		o.DataRate = 6000 // a workspace granted more than the default 500/min: the test is about the relay
 	})
 	secret, _ := webhook.NewSecret()
 	rx := &flakyReceiver{secret: secret, byJob: map[string][]string{}, ids: map[string]map[string]bool{}}
@@ -97,14 +102,14 @@ func TestRelaySurvivesCrashesAndAFlakyReceiver(t *testing.T) {
 	dir := t.TempDir()
 	inbox := filepath.Join(dir, "inbox")
 	os.MkdirAll(inbox, 0o755)
-	const files = 20
+	const files = 200
 	for i := range files {
-		os.WriteFile(filepath.Join(inbox, fmt.Sprintf("call-%02d.wav", i)), wavBytes(20, uint32(i+1)), 0o644)
+		os.WriteFile(filepath.Join(inbox, fmt.Sprintf("call-%03d.wav", i)), wavBytes(20, uint32(i+1)), 0o644)
 	}
 	os.WriteFile(filepath.Join(dir, "crm.whsec"), []byte(secret.Encode()), 0o600)
 	config := filepath.Join(dir, "bridge.yaml")
 	os.WriteFile(config, fmt.Appendf(nil, `
-api: {base_url: %q, poll_interval: 1s}
+api: {base_url: %q, poll_interval: 1s, upload_concurrency: 10, requests_per_minute: 6000}
 store: {dsn: %q}
 relay: {lease: 2s, interval: 100ms}
 sources:
@@ -122,14 +127,14 @@ webhooks:
 	rx.downUntil = time.Now().Add(3 * time.Second)
 	rx.mu.Unlock()
 	runUntilFailpoint(t, config, "relay-sent")
-	runUntilFailpoint(t, config, "relay-sent")
+	runUntilFailpoint(t, config, "relay-accepted")
 
 	cmd, lines := bridgeProcess(t, config, "", "run")
 	go func() {
 		for lines.Scan() {
 		}
 	}()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(4 * time.Minute)
 	for rx.completed() < files && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -145,6 +150,9 @@ webhooks:
 	if rx.bad > 0 {
 		t.Errorf("%d deliveries failed signature verification", rx.bad)
 	}
+	if rx.dups == 0 {
+		t.Errorf("no delivery arrived twice, though the bridge was killed after one was accepted")
+	}
 	for key, ids := range rx.ids {
 		if len(ids) != 1 {
 			t.Errorf("%s arrived with %d different webhook-ids, want one", key, len(ids))
@@ -159,5 +167,5 @@ webhooks:
 			}
 		}
 	}
-	t.Logf("%d requests to the receiver for %d recordings", rx.calls, files)
+	t.Logf("%d requests to the receiver for %d recordings, %d duplicates accepted", rx.calls, files, rx.dups)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
+	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 	"github.com/transcript-bridge/bridge/connectors"
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
 	"github.com/transcript-bridge/bridge/mapping"
@@ -131,7 +132,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		}
 		key = strings.TrimSpace(string(b))
 	}
-	client, err := api.New(api.Config{BaseURL: base, Key: key})
+	client, err := api.New(api.Config{BaseURL: base, Key: key, DataPerMinute: cfg.API.RequestsPerMinute})
 	if err != nil {
 		return usageError("api: %v", err)
 	}
@@ -140,24 +141,29 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return err
 	}
 	log.Info("bridge running", "instance", instance, "sources", len(p.Sources), "store", cfg.Store.DSN, "once", once)
-	var rl *relay.Relay
-	if len(endpoints) > 0 {
-		rl = &relay.Relay{Store: store, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease}
-		p.KeepEvents = true
-		if !once {
-			relayDone := make(chan struct{})
-			go func() {
-				defer close(relayDone)
-				rl.Run(ctx, cfg.Relay.Interval)
-			}()
-			defer func() { <-relayDone }() // before the store closes
-		}
+	// Events leave through the bus even without endpoints: the relay logs each one.
+	sub, poison, err := store.Bus(bus.SubscriberConfig{Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}, nil)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	rl := &relay.Relay{Store: store, Bus: sub, Poison: poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease}
+	if !once {
+		rctx, stopRelay := context.WithCancel(ctx)
+		relayDone := make(chan error, 1)
+		go func() { relayDone <- rl.Run(rctx, cfg.Relay.Interval) }()
+		defer func() { // before the store closes
+			stopRelay()
+			if err := <-relayDone; err != nil {
+				log.Error("relay", "err", err)
+			}
+		}()
 	}
 	err = p.Run(ctx, bridge.RunOptions{Schedules: schedules, PollInterval: cfg.API.PollInterval, Once: once})
 	if err != nil {
 		return err
 	}
-	if rl != nil && once {
+	if once {
 		// Deliver what is due now; retries scheduled later wait for the next run.
 		if err := rl.Flush(ctx); err != nil {
 			return fmt.Errorf("relay: %w", err)

@@ -1,0 +1,128 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+// Subscriber is the bus the relay reads: a Watermill subscriber that can also say how many
+// messages of a topic are not acked yet (bridge/sqlite/bus implements it).
+type Subscriber interface {
+	message.Subscriber
+	// Backlog reports how many messages of topic the subscriber's group has not acked.
+	Backlog(ctx context.Context, topic string) (int, error)
+}
+
+// borrowed keeps the router from closing a subscriber the relay does not own; stopping the
+// router still ends its subscription (through the subscription's context).
+type borrowed struct{ message.Subscriber }
+
+// Close implements message.Subscriber and leaves the subscriber open.
+func (borrowed) Close() error { return nil }
+
+// errMalformed marks a message that no retry can handle; it goes to the poison queue.
+var errMalformed = errors.New("malformed event message")
+
+// handle fans one event out to the endpoints that want it. A redelivered message is harmless:
+// deliveries are unique on event and endpoint.
+func (r *Relay) handle(msg *message.Message) error {
+	var ref bridge.EventRef
+	if err := json.Unmarshal(msg.Payload, &ref); err != nil || ref.EventID <= 0 || ref.Type == "" {
+		return fmt.Errorf("message %s: %w: %q", msg.UUID, errMalformed, msg.Payload)
+	}
+	var targets []string
+	for _, ep := range r.Endpoints {
+		if ep.Wants(ref.Type) {
+			targets = append(targets, ep.Name)
+		}
+	}
+	r.Log.Info("event", "type", ref.Type, "event", ref.EventID, "job", ref.JobID, "transcription", ref.TranscriptionID,
+		"endpoints", len(targets), "correlation_id", middleware.MessageCorrelationID(msg))
+	if err := r.Store.FanOut(msg.Context(), ref, targets, r.now()); err != nil {
+		if errors.Is(err, ErrUnknownEvent) {
+			return fmt.Errorf("%w: %w", errMalformed, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// poisoned says which handler errors send a message to the poison queue: malformed messages
+// and panics. Anything else (the store busy or down) is nacked and read again.
+func (r *Relay) poisoned(err error) bool {
+	var panicked *middleware.RecoveredPanicError
+	if errors.Is(err, errMalformed) || errors.As(err, &panicked) {
+		r.Log.Error("event message moved to the poison queue", "topic", bridge.EventsPoisonTopic, "err", err)
+		return true
+	}
+	return false
+}
+
+// router wires the bus to handle: correlation id, poison queue, a few quick retries, and
+// panic recovery, outermost first.
+func (r *Relay) router() (*message.Router, error) {
+	if r.Bus == nil || r.Poison == nil {
+		return nil, errors.New("relay: no event bus (Bus and Poison must be set)")
+	}
+	logger := watermill.NewSlogLoggerWithLevelMapping(r.Log, map[slog.Level]slog.Level{slog.LevelInfo: slog.LevelDebug})
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 30 * time.Second}, logger)
+	if err != nil {
+		return nil, err
+	}
+	poison, err := middleware.PoisonQueueWithFilter(r.Poison, bridge.EventsPoisonTopic, r.poisoned)
+	if err != nil {
+		return nil, err
+	}
+	router.AddMiddleware(
+		middleware.CorrelationID,
+		poison,
+		middleware.Retry{MaxRetries: 3, InitialInterval: 100 * time.Millisecond, Multiplier: 2, Logger: logger}.Middleware,
+		middleware.Recoverer,
+	)
+	router.AddConsumerHandler("fan-out", bridge.EventsTopic, borrowed{r.Bus}, r.handle)
+	return router, nil
+}
+
+// drainBus runs the router until the bus holds no unacked event, then stops it.
+func (r *Relay) drainBus(ctx context.Context) error {
+	if n, err := r.Bus.Backlog(ctx, bridge.EventsTopic); err != nil || n == 0 {
+		return err
+	}
+	router, err := r.router()
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- router.Run(rctx) }()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return fmt.Errorf("relay: event router stopped: %w", err)
+		case <-ctx.Done():
+			cancel()
+			<-done
+			return ctx.Err()
+		case <-tick.C:
+		}
+		n, err := r.Bus.Backlog(ctx, bridge.EventsTopic)
+		if err != nil || n == 0 {
+			cancel()
+			<-done
+			return err
+		}
+	}
+}
