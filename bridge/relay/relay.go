@@ -230,7 +230,7 @@ func (r *Relay) Run(ctx context.Context, interval time.Duration) error {
 				}
 				wait := interval
 				if n > 0 {
-					wait = 0 // more may be due
+					wait = min(wait, 10*time.Millisecond) // more may be due; a short pause lets them gather
 				}
 				select {
 				case <-ctx.Done():

@@ -20,7 +20,8 @@ type reader struct {
 	holder string
 	out    chan *message.Message
 	log    watermill.LoggerAdapter
-	held   bool // whether this reader may hold the lease (released only then)
+	held   bool  // whether this reader may hold the lease (released only then)
+	acked  int64 // the last acked offset not yet written (0: none)
 }
 
 // errLeaseLost stops a batch whose lease another reader took over.
@@ -28,6 +29,7 @@ var errLeaseLost = errors.New("lease lost")
 
 func (r *reader) run(ctx context.Context) {
 	defer r.release()
+	defer r.flush(context.WithoutCancel(ctx))
 	for {
 		rows, err := r.claim(ctx)
 		wait := time.Duration(0)
@@ -48,6 +50,10 @@ func (r *reader) run(ctx context.Context) {
 				}
 				break
 			}
+		}
+		if err := r.flush(ctx); err != nil && !errors.Is(err, errLeaseLost) && !r.stopping(ctx) {
+			r.log.Error("Cannot ack messages", err, nil)
+			wait = r.s.cfg.RetryInterval
 		}
 		if r.stopping(ctx) {
 			return
@@ -129,8 +135,8 @@ func (r *reader) claim(ctx context.Context) ([]watermillsql.Row, error) {
 }
 
 // deliver hands row out until it is acked (resending after a nack), renewing the lease while
-// the handler works, then records the ack. It returns errLeaseLost, or ctx's error when the
-// subscription ends first.
+// the handler works, and notes the ack for flush. It returns errLeaseLost, or ctx's error when
+// the subscription ends first.
 func (r *reader) deliver(ctx context.Context, row watermillsql.Row) error {
 	renew := time.NewTicker(r.s.cfg.Lease / 3)
 	defer renew.Stop()
@@ -144,14 +150,7 @@ func (r *reader) deliver(ctx context.Context, row watermillsql.Row) error {
 			return err
 		}
 		if acked {
-			until := time.Now().Add(r.s.cfg.Lease).UnixNano()
-			n, err := r.exec(ctx, r.s.db, r.s.offsets.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, row.Offset, until))
-			if err != nil {
-				return fmt.Errorf("ack offset %d: %w", row.Offset, err)
-			}
-			if n == 0 {
-				return errLeaseLost
-			}
+			r.acked = row.Offset // written with the batch (flush), or sooner with a lease renewal
 			return nil
 		}
 		select {
@@ -192,10 +191,33 @@ func (r *reader) handOut(ctx context.Context, msg *message.Message, renew <-chan
 }
 
 func (r *reader) renew(ctx context.Context) error {
+	if r.acked > 0 {
+		return r.flush(ctx)
+	}
 	now := time.Now()
 	n, err := r.exec(ctx, r.s.db, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), now.Add(r.s.cfg.Lease).UnixNano()))
 	if err != nil {
 		return fmt.Errorf("renew lease: %w", err)
+	}
+	if n == 0 {
+		return errLeaseLost
+	}
+	return nil
+}
+
+// flush writes the acked offset (renewing the lease): one transaction per batch rather than
+// per message. After a crash the acked messages not yet written are read again: delivery is
+// at least once either way.
+func (r *reader) flush(ctx context.Context) error {
+	if r.acked == 0 {
+		return nil
+	}
+	offset := r.acked
+	r.acked = 0
+	until := time.Now().Add(r.s.cfg.Lease).UnixNano()
+	n, err := r.exec(ctx, r.s.db, r.s.offsets.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, offset, until))
+	if err != nil {
+		return fmt.Errorf("ack offset %d: %w", offset, err)
 	}
 	if n == 0 {
 		return errLeaseLost
