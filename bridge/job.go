@@ -79,6 +79,13 @@ type Recording struct {
 	Link string `json:"link,omitempty"`
 	// Owner identifies the external user who owns the item, for author mapping.
 	Owner *Owner `json:"owner,omitempty"`
+	// SourceExternalID is the source's own external id for the item
+	// ("s3:<bucket>/<key>@<etag>", "gdrive:<file id>"); the mapping sends it as X-External-Id
+	// unless a template says otherwise.
+	SourceExternalID string `json:"source_external_id,omitempty"`
+	// Fields are the source's own fields (S3 x-amz-meta-*, Drive properties), for templates as
+	// {{.Fields.name}}.
+	Fields map[string]string `json:"fields,omitempty"`
 }
 
 // Owner is the external user a recording belongs to at its source.

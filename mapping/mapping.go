@@ -92,6 +92,8 @@ func (m *Mapper) Map(j *bridge.Job) (bridge.Mapped, error) {
 			return res, fmt.Errorf("external_id template: %w", err)
 		}
 		res.ExternalID = b.String()
+	} else if j.SourceExternalID != "" && api.ValidateExternalID(j.SourceExternalID) == nil {
+		res.ExternalID = j.SourceExternalID // the source's own (too long ones fall back below)
 	} else {
 		res.ExternalID = DefaultExternalID(m.typ, m.source, j.ItemID, j.Version)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 	"github.com/transcript-bridge/bridge/connectors"
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
+	_ "github.com/transcript-bridge/bridge/connectors/s3"       // registers the s3 source
 	"github.com/transcript-bridge/bridge/mapping"
 	"github.com/transcript-bridge/bridge/sandbox"
 )

@@ -41,9 +41,9 @@ type Config struct {
 	Recursive bool
 	// Include keeps only files whose path relative to Path matches one of these globs
 	// (path.Match syntax, matched against the relative path and the base name); empty keeps all.
-	Include []string
+	Include connectors.Globs
 	// Exclude drops files matching any of these globs.
-	Exclude []string
+	Exclude connectors.Globs
 	// StableFor is how long size and modification time must stay unchanged before a file is
 	// taken (default 5 s), so files still being copied are not uploaded half-written.
 	StableFor time.Duration
@@ -91,9 +91,9 @@ func New(cfg Config) (*Source, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("path %s: not a folder", cfg.Path)
 	}
-	for _, g := range append(append([]string{}, cfg.Include...), cfg.Exclude...) {
-		if _, err := path.Match(g, ""); err != nil {
-			return nil, fmt.Errorf("glob %q: %w", g, err)
+	for _, g := range []connectors.Globs{cfg.Include, cfg.Exclude} {
+		if err := g.Validate(); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.Now == nil {
@@ -189,21 +189,7 @@ func version(info fs.FileInfo) string {
 }
 
 func (s *Source) wanted(rel string) bool {
-	match := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := path.Match(g, rel); ok {
-				return true
-			}
-			if ok, _ := path.Match(g, path.Base(rel)); ok {
-				return true
-			}
-		}
-		return false
-	}
-	if len(s.cfg.Include) > 0 && !match(s.cfg.Include) {
-		return false
-	}
-	return !match(s.cfg.Exclude)
+	return connectors.Wanted(s.cfg.Include, s.cfg.Exclude, rel)
 }
 
 // Pending returns how many files were seen but are not stable yet.

@@ -1,0 +1,245 @@
+// Package s3 is the S3 source (aws-sdk-go-v2): a bucket and prefix, listed with ListObjectsV2,
+// each object streamed with GetObject. It works with S3-compatible servers (endpoint +
+// path_style) and registers itself as type "s3".
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
+)
+
+func init() {
+	connectors.Register("s3", func(name string, opts map[string]any) (connectors.Source, error) {
+		cfg, err := parseOptions(opts)
+		if err != nil {
+			return nil, err
+		}
+		return New(context.Background(), cfg)
+	})
+}
+
+// Source is an S3 source.
+type Source struct {
+	cfg    Config
+	client *s3.Client
+}
+
+var (
+	_ connectors.Source   = (*Source)(nil)
+	_ connectors.Finisher = (*Source)(nil)
+)
+
+// New builds the client: credentials from cfg or the standard AWS chain, checksums only when
+// required (S3-compatible servers refuse the SDK's default CRCs). It fails on a bad config.
+func New(ctx context.Context, cfg Config) (*Source, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var loads []func(*awsconfig.LoadOptions) error
+	if cfg.Region != "" {
+		loads = append(loads, awsconfig.WithRegion(cfg.Region))
+	}
+	if cfg.AccessKeyID != "" {
+		loads = append(loads, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loads...)
+	if err != nil {
+		return nil, fmt.Errorf("aws configuration: %w", err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = "us-east-1"
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		o.UsePathStyle = cfg.PathStyle
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	})
+	return &Source{cfg: cfg, client: client}, nil
+}
+
+// object is one listed object.
+type object struct {
+	key, etag string
+	size      int64
+	modified  time.Time
+}
+
+// List pages through the prefix and returns the objects not in the cursor, or changed since.
+// The cursor is the set of keys and ETags listed last time, so a key arriving late (sorting
+// before keys already seen, or a multipart upload completed with an old date) is never
+// skipped. New objects are read with HEAD for their x-amz-meta-* (owner and templates).
+func (s *Source) List(ctx context.Context, cursor string) ([]bridge.Recording, string, error) {
+	seen, err := decodeCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	now := map[string]string{}
+	var fresh []object
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.cfg.Bucket),
+		Prefix: aws.String(s.cfg.Prefix), MaxKeys: aws.Int32(1000)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("list s3://%s/%s: %w", s.cfg.Bucket, s.cfg.Prefix, err)
+		}
+		for _, o := range page.Contents {
+			obj := object{key: aws.ToString(o.Key), etag: strings.Trim(aws.ToString(o.ETag), `"`), size: aws.ToInt64(o.Size),
+				modified: aws.ToTime(o.LastModified)}
+			if !s.wanted(obj) {
+				continue
+			}
+			now[obj.key] = obj.etag
+			if seen[obj.key] != obj.etag {
+				fresh = append(fresh, obj)
+			}
+		}
+	}
+	recs, gone := s.describe(ctx, fresh)
+	for _, k := range gone {
+		delete(now, k)
+	}
+	return recs, encodeCursor(now), nil
+}
+
+func (s *Source) wanted(o object) bool {
+	if strings.HasSuffix(o.key, "/") { // a "folder" marker
+		return false
+	}
+	if s.cfg.MinSize > 0 && o.size < s.cfg.MinSize || s.cfg.MaxSize > 0 && o.size > s.cfg.MaxSize {
+		return false
+	}
+	return connectors.Wanted(s.cfg.Include, s.cfg.Exclude, strings.TrimPrefix(o.key, s.cfg.Prefix))
+}
+
+// describe turns objects into recordings, reading their metadata with HEAD in parallel. Keys
+// gone or changed in between are returned in gone (left out of the cursor, listed again).
+func (s *Source) describe(ctx context.Context, objs []object) ([]bridge.Recording, []string) {
+	recs := make([]*bridge.Recording, len(objs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.cfg.HeadConcurrency)
+	for i, o := range objs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			recs[i] = s.recording(ctx, o)
+		})
+	}
+	wg.Wait()
+	var out []bridge.Recording
+	var gone []string
+	for i, r := range recs {
+		if r == nil {
+			gone = append(gone, objs[i].key)
+			continue
+		}
+		out = append(out, *r)
+	}
+	return out, gone
+}
+
+func (s *Source) recording(ctx context.Context, o object) *bridge.Recording {
+	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(o.key)})
+	if err != nil || strings.Trim(aws.ToString(head.ETag), `"`) != o.etag {
+		return nil // gone, changed, or unreadable right now: the next scan sees it again
+	}
+	r := &bridge.Recording{ItemID: o.key, Version: o.etag, Name: path.Base(o.key), Size: o.size, ModTime: o.modified,
+		Link: "s3://" + s.cfg.Bucket + "/" + o.key, SourceExternalID: fmt.Sprintf("s3:%s/%s@%s", s.cfg.Bucket, o.key, o.etag)}
+	if len(head.Metadata) > 0 {
+		r.Fields = map[string]string{}
+		for k, v := range head.Metadata {
+			r.Fields[strings.ToLower(k)] = v
+		}
+	}
+	var owner string
+	switch {
+	case s.cfg.ownerMeta != "":
+		owner = r.Fields[s.cfg.ownerMeta]
+	case s.cfg.ownerKey != nil:
+		if m := s.cfg.ownerKey.FindStringSubmatch(o.key); m != nil {
+			owner = m[1]
+		}
+	}
+	if owner != "" {
+		r.Owner = &bridge.Owner{Provider: "s3", ID: owner}
+		if strings.Contains(owner, "@") {
+			r.Owner.Email = owner
+		}
+	}
+	return r
+}
+
+// Open streams the object at the recording's ETag (If-Match): a replaced object fails with
+// an error instead of uploading other bytes.
+func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID),
+		IfMatch: aws.String(`"` + r.Version + `"`)})
+	if err != nil {
+		return nil, fmt.Errorf("get s3://%s/%s@%s: %w", s.cfg.Bucket, r.ItemID, r.Version, describeErr(err))
+	}
+	if etag := strings.Trim(aws.ToString(out.ETag), `"`); etag != r.Version {
+		out.Body.Close()
+		return nil, fmt.Errorf("get s3://%s/%s: changed (ETag %s, want %s)", s.cfg.Bucket, r.ItemID, etag, r.Version)
+	}
+	return out.Body, nil
+}
+
+// Finish deletes the object once its job is done, when delete_after is set and the object is
+// still the version that was transcribed.
+func (s *Source) Finish(ctx context.Context, r bridge.Recording, outcome bridge.State) error {
+	if !s.cfg.DeleteAfter || outcome != bridge.StateDone {
+		return nil
+	}
+	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID)})
+	if err != nil {
+		if isNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("delete_after s3://%s/%s: %w", s.cfg.Bucket, r.ItemID, err)
+	}
+	if strings.Trim(aws.ToString(head.ETag), `"`) != r.Version {
+		return nil // replaced since: the new version is its own job
+	}
+	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID)}); err != nil {
+		return fmt.Errorf("delete_after s3://%s/%s: %w", s.cfg.Bucket, r.ItemID, err)
+	}
+	return nil
+}
+
+func isNotFound(err error) bool {
+	var nf *types.NotFound
+	var nk *types.NoSuchKey
+	var re interface{ HTTPStatusCode() int }
+	return errors.As(err, &nf) || errors.As(err, &nk) || errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound
+}
+
+// describeErr names the common refusals plainly.
+func describeErr(err error) error {
+	var ae smithy.APIError
+	switch {
+	case isNotFound(err):
+		return fmt.Errorf("gone: %w", err)
+	case errors.As(err, &ae) && ae.ErrorCode() == "PreconditionFailed":
+		return fmt.Errorf("changed since it was listed: %w", err)
+	}
+	return err
+}
