@@ -20,6 +20,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 	"github.com/transcript-bridge/bridge/connectors"
+	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
 	_ "github.com/transcript-bridge/bridge/connectors/s3"       // registers the s3 source
 	"github.com/transcript-bridge/bridge/mapping"

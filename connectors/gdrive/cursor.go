@@ -1,0 +1,38 @@
+package gdrive
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// cursor is what a source stores between scans, per subject: the changes token, when the last
+// full listing ran, and the folders known to be in scope.
+type cursor struct {
+	Users map[string]userState `json:"users"`
+}
+
+type userState struct {
+	Token   string    `json:"token"`
+	FullAt  time.Time `json:"full_at"`
+	Folders []string  `json:"folders,omitempty"`
+}
+
+func decodeCursor(s string) (cursor, error) {
+	c := cursor{Users: map[string]userState{}}
+	if s == "" {
+		return c, nil
+	}
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		return c, fmt.Errorf("gdrive cursor: %w", err)
+	}
+	if c.Users == nil {
+		c.Users = map[string]userState{}
+	}
+	return c, nil
+}
+
+func encodeCursor(c cursor) string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}

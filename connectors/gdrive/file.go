@@ -1,0 +1,82 @@
+package gdrive
+
+import (
+	"path"
+	"strings"
+	"time"
+
+	"google.golang.org/api/drive/v3"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
+)
+
+// fileFields are the fields asked for each file; without fields Drive returns only id, name,
+// mimeType and kind.
+const fileFields = "id,name,mimeType,size,md5Checksum,headRevisionId,createdTime,modifiedTime,trashed," +
+	"owners(emailAddress,permissionId),lastModifyingUser(emailAddress,permissionId),parents,driveId,webViewLink"
+
+const changeFields = "nextPageToken,newStartPageToken,changes(removed,fileId,file(" + fileFields + "))"
+
+// extensions gives a file name an extension from its MIME type when it has none (Meet names its
+// recordings "Standup (2026-11-20 10:00 GMT+1)"): the service decides the format by it.
+var extensions = map[string]string{
+	"video/mp4": ".mp4", "audio/mp4": ".m4a", "audio/x-m4a": ".m4a", "audio/m4a": ".m4a", "audio/mpeg": ".mp3",
+	"audio/mp3": ".mp3", "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/wave": ".wav", "audio/ogg": ".ogg",
+	"audio/opus": ".opus", "audio/flac": ".flac", "audio/x-flac": ".flac", "video/webm": ".webm", "audio/webm": ".webm",
+	"video/quicktime": ".mov", "audio/aac": ".aac", "video/x-matroska": ".mkv", "video/x-msvideo": ".avi",
+	"audio/amr": ".amr", "audio/x-ms-wma": ".wma", "video/mpeg": ".mpeg",
+}
+
+func media(mime string) bool {
+	return strings.HasPrefix(mime, "audio/") || strings.HasPrefix(mime, "video/")
+}
+
+// version is the content's MD5, else the head revision (files without a checksum), else the
+// modification time.
+func version(f *drive.File) string {
+	switch {
+	case f.Md5Checksum != "":
+		return f.Md5Checksum
+	case f.HeadRevisionId != "":
+		return "rev-" + f.HeadRevisionId
+	}
+	return "mod-" + f.ModifiedTime
+}
+
+// recording describes f; subject is the user it was listed as.
+func recording(f *drive.File, subject string) bridge.Recording {
+	name := f.Name
+	if ext, ok := extensions[f.MimeType]; ok && !strings.EqualFold(path.Ext(name), ext) && path.Ext(name) == "" {
+		name += ext
+	}
+	mod, _ := time.Parse(time.RFC3339, f.ModifiedTime)
+	link := f.WebViewLink
+	if link == "" {
+		link = "https://drive.google.com/file/d/" + f.Id + "/view"
+	}
+	r := bridge.Recording{ItemID: f.Id, Version: version(f), Name: name, Size: f.Size, ModTime: mod, Link: link,
+		SourceExternalID: "gdrive:" + f.Id, Fields: map[string]string{"mime_type": f.MimeType}}
+	if subject != "" {
+		r.Fields["subject"] = subject
+	}
+	if f.DriveId != "" {
+		r.Fields["drive_id"] = f.DriveId
+	}
+	// The owner: owners[] in My Drive; shared-drive items have none, so the last modifier.
+	switch {
+	case len(f.Owners) > 0 && f.Owners[0].EmailAddress != "":
+		r.Owner = &bridge.Owner{Provider: "gdrive", ID: f.Owners[0].PermissionId, Email: f.Owners[0].EmailAddress}
+	case f.LastModifyingUser != nil && f.LastModifyingUser.EmailAddress != "":
+		r.Owner = &bridge.Owner{Provider: "gdrive", ID: f.LastModifyingUser.PermissionId, Email: f.LastModifyingUser.EmailAddress}
+	}
+	if r.Owner != nil {
+		if r.Owner.ID == "" {
+			r.Owner.ID = r.Owner.Email
+		}
+		r.Fields["owner_email"] = r.Owner.Email
+	}
+	return r
+}
+
+func wanted(c Config, name string) bool { return connectors.Wanted(c.Include, c.Exclude, name) }

@@ -1,0 +1,223 @@
+package gdrive
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/api/drive/v3"
+
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+const folderMime = "application/vnd.google-apps.folder"
+
+// mediaQuery keeps audio and video files (and folders, to descend into).
+const mediaQuery = "(mimeType contains 'audio/' or mimeType contains 'video/' or mimeType = '" + folderMime + "')"
+
+// user syncs one subject's view.
+type user struct {
+	src     *Source
+	svc     *drive.Service
+	subject string
+	state   userState
+}
+
+func (u *user) list(ctx context.Context) ([]bridge.Recording, error) {
+	now := u.src.cfg.Now()
+	if u.state.Token == "" || now.Sub(u.state.FullAt) >= u.src.cfg.FullEvery {
+		return u.full(ctx, now)
+	}
+	return u.changes(ctx)
+}
+
+// full lists everything in scope. The changes token is taken first, so a change made during the
+// listing is seen again by the next incremental pass rather than lost.
+func (u *user) full(ctx context.Context, now time.Time) ([]bridge.Recording, error) {
+	token, err := u.startToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []bridge.Recording
+	roots, err := u.roots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(roots) == 0 && u.src.cfg.SharedDriveID != "" { // the whole shared drive
+		err = u.pages(ctx, "trashed = false and "+mediaQuery, func(f *drive.File) {
+			if f.MimeType != folderMime {
+				out = u.keep(out, f)
+			}
+		})
+		u.state = userState{Token: token, FullAt: now}
+		return out, err
+	}
+	folders := map[string]bool{}
+	queue := slices.Clone(roots)
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if folders[id] {
+			continue
+		}
+		folders[id] = true
+		err := u.pages(ctx, fmt.Sprintf("'%s' in parents and trashed = false and %s", quote(id), mediaQuery), func(f *drive.File) {
+			if f.MimeType == folderMime {
+				queue = append(queue, f.Id)
+			} else {
+				out = u.keep(out, f)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	u.state = userState{Token: token, FullAt: now, Folders: sortedKeys(folders)}
+	return out, nil
+}
+
+// roots are the folders to descend from: the configured one, or the subject's "Meet Recordings"
+// folders; none for a whole shared drive.
+func (u *user) roots(ctx context.Context) ([]string, error) {
+	switch {
+	case u.src.cfg.FolderID != "":
+		return []string{u.src.cfg.FolderID}, nil
+	case u.src.cfg.MeetRecordings:
+		var ids []string
+		err := u.pages(ctx, "name = 'Meet Recordings' and mimeType = '"+folderMime+"' and 'root' in parents and trashed = false",
+			func(f *drive.File) { ids = append(ids, f.Id) })
+		return ids, err
+	}
+	return nil, nil
+}
+
+// changes reads the feed since the stored token and keeps what is in scope: a file in a known
+// folder (or anywhere in the shared drive). A folder moved into scope is listed at once.
+func (u *user) changes(ctx context.Context) ([]bridge.Recording, error) {
+	folders := map[string]bool{}
+	for _, id := range u.state.Folders {
+		folders[id] = true
+	}
+	whole := u.src.cfg.SharedDriveID != "" && u.src.cfg.FolderID == ""
+	var out []bridge.Recording
+	var newFolders []string
+	token := u.state.Token
+	for {
+		var page *drive.ChangeList
+		err := u.src.retry(ctx, func() (err error) {
+			call := u.svc.Changes.List(token).PageSize(1000).IncludeRemoved(false).Fields(changeFields).Context(ctx)
+			if d := u.src.cfg.SharedDriveID; d != "" {
+				call = call.DriveId(d).IncludeItemsFromAllDrives(true).SupportsAllDrives(true)
+			}
+			page, err = call.Do()
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("changes.list: %w", err)
+		}
+		for _, c := range page.Changes {
+			f := c.File
+			if c.Removed || f == nil || f.Trashed || !(whole || slices.ContainsFunc(f.Parents, func(p string) bool { return folders[p] })) {
+				continue
+			}
+			if f.MimeType == folderMime {
+				if !folders[f.Id] {
+					folders[f.Id] = true
+					newFolders = append(newFolders, f.Id)
+				}
+				continue
+			}
+			if media(f.MimeType) {
+				out = u.keep(out, f)
+			}
+		}
+		if page.NewStartPageToken != "" {
+			token = page.NewStartPageToken
+			break
+		}
+		token = page.NextPageToken
+	}
+	for len(newFolders) > 0 { // files moved in with a folder bring no changes of their own
+		id := newFolders[0]
+		newFolders = newFolders[1:]
+		err := u.pages(ctx, fmt.Sprintf("'%s' in parents and trashed = false and %s", quote(id), mediaQuery), func(f *drive.File) {
+			if f.MimeType != folderMime {
+				out = u.keep(out, f)
+			} else if !folders[f.Id] {
+				folders[f.Id] = true
+				newFolders = append(newFolders, f.Id)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	u.state.Token, u.state.Folders = token, sortedKeys(folders)
+	return out, nil
+}
+
+func (u *user) startToken(ctx context.Context) (string, error) {
+	var tok *drive.StartPageToken
+	err := u.src.retry(ctx, func() (err error) {
+		call := u.svc.Changes.GetStartPageToken().Context(ctx)
+		if d := u.src.cfg.SharedDriveID; d != "" {
+			call = call.DriveId(d).SupportsAllDrives(true)
+		}
+		tok, err = call.Do()
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("changes.getStartPageToken: %w", err)
+	}
+	return tok.StartPageToken, nil
+}
+
+// pages runs files.list over every page of q.
+func (u *user) pages(ctx context.Context, q string, each func(*drive.File)) error {
+	token := ""
+	for {
+		var page *drive.FileList
+		err := u.src.retry(ctx, func() (err error) {
+			call := u.svc.Files.List().Q(q).PageSize(1000).Fields("nextPageToken,files(" + fileFields + ")").Context(ctx)
+			if d := u.src.cfg.SharedDriveID; d != "" {
+				call = call.Corpora("drive").DriveId(d).IncludeItemsFromAllDrives(true).SupportsAllDrives(true)
+			}
+			if token != "" {
+				call = call.PageToken(token)
+			}
+			page, err = call.Do()
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("files.list %q: %w", q, err)
+		}
+		for _, f := range page.Files {
+			each(f)
+		}
+		if token = page.NextPageToken; token == "" {
+			return nil
+		}
+	}
+}
+
+// keep appends f's recording when its name passes the globs.
+func (u *user) keep(out []bridge.Recording, f *drive.File) []bridge.Recording {
+	r := recording(f, u.subject)
+	if !wanted(u.src.cfg, r.Name) {
+		return out
+	}
+	return append(out, r)
+}
+
+func quote(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `'`, `\'`) }
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
