@@ -101,7 +101,10 @@ func httpClient(ctx context.Context, creds []byte, subject string) (*http.Client
 	if subject != "" {
 		return nil, fmt.Errorf("option subject: impersonation needs a service-account key, not %q credentials", kind.Type)
 	}
-	c, err := google.CredentialsFromJSON(ctx, creds, drive.DriveReadonlyScope)
+	if kind.Type != string(google.AuthorizedUser) {
+		return nil, fmt.Errorf("option credentials_file: type %q is neither service_account nor authorized_user", kind.Type)
+	}
+	c, err := google.CredentialsFromJSONWithType(ctx, creds, google.AuthorizedUser, drive.DriveReadonlyScope)
 	if err != nil {
 		return nil, fmt.Errorf("option credentials_file: %w", err)
 	}
