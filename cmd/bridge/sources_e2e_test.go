@@ -17,6 +17,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/connectors/gdrive/gdrivetest"
 	"github.com/transcript-bridge/bridge/sandbox"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
@@ -137,4 +138,59 @@ func uploads(t *testing.T, sb *sandboxtest.Sandbox) int {
 		}
 	}
 	return n
+}
+
+// TestDriveToTranscripts: files in a Drive folder (the Drive fake, through the real client
+// library, as a service account impersonating the owner) → bridge run --once → transcripts
+// with gdrive:<id> external ids and the owner in the metadata; a second run uploads nothing; a
+// file moved into the folder later is picked up from the changes feed.
+func TestDriveToTranscripts(t *testing.T) {
+	sb := sandboxtest.Start(t, func(o *sandbox.Options) { o.TimeScale = 0.01 })
+	fake := gdrivetest.Start(t)
+	const owner = "sam@acme.test"
+	folder := fake.Folder("Calls", gdrivetest.Root(owner), owner, "")
+	a := fake.Put("Weekly sync", "audio/wav", folder, owner, "", wavBytes(5, 1))
+	b := fake.Put("b.wav", "audio/wav", folder, owner, "", wavBytes(5, 2))
+	elsewhere := fake.Put("c.wav", "audio/wav", gdrivetest.Root(owner), owner, "", wavBytes(5, 3))
+
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "sa.json"), fake.ServiceAccountJSON(), 0o600)
+	config := filepath.Join(dir, "bridge.yaml")
+	os.WriteFile(config, fmt.Appendf(nil, `
+api: {base_url: %q, key: %q, poll_interval: 1s}
+store: {dsn: %q}
+sources:
+  - name: drive
+    type: gdrive
+    credentials_file: %q
+    subject: %s
+    folder_id: %s
+    endpoint: %q
+    author: "email:sam@acme.test"
+    metadata: {owner: "{{.Fields.owner_email}}"}
+`, sb.URL, sandboxtest.OwnerKey, filepath.Join(dir, "bridge.db"), filepath.Join(dir, "sa.json"), owner, folder, fake.URL), 0o644)
+
+	runOnce(t, config)
+	got := completed(t, sb.URL)
+	for _, id := range []string{a, b} {
+		it, ok := got["gdrive:"+id]
+		var meta map[string]string
+		json.Unmarshal(it.Metadata, &meta)
+		if !ok || meta["owner"] != owner {
+			t.Errorf("gdrive:%s: found %v, metadata %v; want a transcript with owner %s", id, ok, meta, owner)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("%d transcriptions after the first run, want 2", len(got))
+	}
+	before := uploads(t, sb)
+	runOnce(t, config)
+	if n := uploads(t, sb); n != before {
+		t.Errorf("a second run sent %d uploads, want none", n-before)
+	}
+	fake.Move(elsewhere, folder)
+	runOnce(t, config)
+	if _, ok := completed(t, sb.URL)["gdrive:"+elsewhere]; !ok {
+		t.Errorf("a file moved into the folder later was not uploaded")
+	}
 }
