@@ -72,3 +72,10 @@ func Types() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Checker is implemented by sources that can verify their credentials and access without
+// taking anything: Check returns one line per thing found in order, and an error saying what
+// is missing or refused.
+type Checker interface {
+	Check(ctx context.Context) ([]string, error)
+}

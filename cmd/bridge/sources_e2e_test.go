@@ -22,6 +22,25 @@ import (
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
 
+// cli runs the bridge in-process and returns its exit code and output.
+func cli(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// variant writes a copy of config with old replaced by new and returns its path.
+func variant(t *testing.T, config, old, new string) string {
+	t.Helper()
+	b, err := os.ReadFile(config)
+	if err != nil || !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("config %s lacks %q", config, old)
+	}
+	path := config + ".variant.yaml"
+	os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644)
+	return path
+}
+
 // runOnce runs `bridge run --once` in-process on config and fails the test on a non-zero exit.
 func runOnce(t *testing.T, config string) {
 	t.Helper()
@@ -127,6 +146,17 @@ sources:
 	if got := completed(t, sb.URL); len(got) != 3 || got[late].ID == "" {
 		t.Errorf("after a late key: %d transcriptions, %q missing", len(got), late)
 	}
+
+	if code, out, errs := cli("sources", "check", "bucket", "--config", config); code != 0 || !strings.Contains(out, "ok: bucket recordings reachable") {
+		t.Errorf("sources check = %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := cli("sources", "list", "bucket", "--limit", "1", "--config", config); code != 0 ||
+		!strings.Contains(out, "3 recording(s)") || !strings.Contains(out, "s3:recordings/calls/") || strings.Count(out, "calls/") != 2 {
+		t.Errorf("sources list --limit 1 = %d\n%s", code, out)
+	}
+	if code, _, errs := cli("sources", "check", "bucket", "--config", variant(t, config, "bucket: recordings", "bucket: nope")); code != 1 || !strings.Contains(errs, "bucket nope: not reachable") {
+		t.Errorf("sources check of a missing bucket = %d, %s; want 1 naming the bucket", code, errs)
+	}
 }
 
 // uploads counts the upload requests the sandbox has seen.
@@ -192,5 +222,17 @@ sources:
 	runOnce(t, config)
 	if _, ok := completed(t, sb.URL)["gdrive:"+elsewhere]; !ok {
 		t.Errorf("a file moved into the folder later was not uploaded")
+	}
+
+	if code, out, errs := cli("sources", "check", "drive", "--config", config); code != 0 ||
+		!strings.Contains(out, "ok: signed in as "+owner) || !strings.Contains(out, `ok: folder "Calls"`) {
+		t.Errorf("sources check = %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := cli("sources", "list", "drive", "--config", config); code != 0 || !strings.Contains(out, "Weekly sync.wav") ||
+		!strings.Contains(out, "gdrive:"+a) || !strings.Contains(out, "3 recording(s)") {
+		t.Errorf("sources list = %d\n%s", code, out)
+	}
+	if code, _, errs := cli("sources", "check", "drive", "--config", variant(t, config, "folder_id: "+folder, "folder_id: nope")); code != 1 || !strings.Contains(errs, "folder nope: not visible") {
+		t.Errorf("sources check of a missing folder = %d, %s; want 1 naming the folder", code, errs)
 	}
 }

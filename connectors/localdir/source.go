@@ -250,3 +250,23 @@ func (s *Source) Finish(_ context.Context, r bridge.Recording, outcome bridge.St
 	}
 	return nil
 }
+
+// Check implements connectors.Checker: the folder can be read (and written, when finished
+// files are moved).
+func (s *Source) Check(context.Context) ([]string, error) {
+	entries, err := os.ReadDir(s.abs())
+	if err != nil {
+		return nil, fmt.Errorf("path %s: %w", s.cfg.Path, err)
+	}
+	lines := []string{fmt.Sprintf("folder %s readable (%d entries at the top)", s.cfg.Path, len(entries))}
+	if s.cfg.MoveFinished {
+		f, err := os.CreateTemp(s.abs(), ".bridge-check-*")
+		if err != nil {
+			return lines, fmt.Errorf("move_finished needs to write in %s: %w", s.cfg.Path, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+		lines = append(lines, "writable (move_finished)")
+	}
+	return lines, nil
+}

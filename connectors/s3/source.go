@@ -243,3 +243,28 @@ func describeErr(err error) error {
 	}
 	return err
 }
+
+// Check implements connectors.Checker: the bucket answers and the prefix can be listed with
+// these credentials.
+func (s *Source) Check(ctx context.Context) ([]string, error) {
+	where := fmt.Sprintf("s3://%s/%s", s.cfg.Bucket, s.cfg.Prefix)
+	if _, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(s.cfg.Bucket)}); err != nil {
+		return nil, fmt.Errorf("bucket %s: not reachable with these credentials (s3:ListBucket needed): %w", s.cfg.Bucket, err)
+	}
+	out, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s.cfg.Bucket), Prefix: aws.String(s.cfg.Prefix), MaxKeys: aws.Int32(1)})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w (s3:ListBucket needed)", where, err)
+	}
+	lines := []string{"bucket " + s.cfg.Bucket + " reachable", "listing " + where + " allowed"}
+	if len(out.Contents) > 0 {
+		key := aws.ToString(out.Contents[0].Key)
+		if _, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(key)}); err != nil {
+			return lines, fmt.Errorf("read %s: %w (s3:GetObject needed)", key, err)
+		}
+		lines = append(lines, "reading objects allowed ("+key+")")
+	}
+	if s.cfg.DeleteAfter {
+		lines = append(lines, "delete_after is on: s3:DeleteObject is needed once transcripts are done (not tried)")
+	}
+	return lines, nil
+}

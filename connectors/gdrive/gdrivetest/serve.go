@@ -72,6 +72,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	case path == "/changes":
 		s.changeList(w, q)
+	case path == "/about":
+		writeJSON(w, drive.About{Kind: "drive#about", User: &drive.User{Kind: "drive#user", EmailAddress: user}})
+	case strings.HasPrefix(path, "/drives/"):
+		s.sharedDrive(w, strings.TrimPrefix(path, "/drives/"))
 	case strings.HasPrefix(path, "/files/"):
 		s.get(w, q, strings.TrimPrefix(path, "/files/"))
 	default:
@@ -222,6 +226,19 @@ func (s *Server) get(w http.ResponseWriter, q map[string][]string, id string) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(content)))
 		w.Write(content)
 	}
+}
+
+// sharedDrive answers drives.get for a drive that holds files.
+func (s *Server) sharedDrive(w http.ResponseWriter, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.files {
+		if f.DriveID == id {
+			writeJSON(w, drive.Drive{Kind: "drive#drive", Id: id, Name: "Shared " + id})
+			return
+		}
+	}
+	apiError(w, http.StatusNotFound, "notFound", "Shared drive not found: "+id)
 }
 
 func first(q map[string][]string, k string) string {

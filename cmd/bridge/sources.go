@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
+	"github.com/transcript-bridge/bridge/mapping"
+)
+
+// sourceByName builds the configured source called name (usage error when there is none).
+func sourceByName(cfg *Config, name string) (connectors.Source, *SourceConfig, error) {
+	for i := range cfg.Sources {
+		s := &cfg.Sources[i]
+		if s.Name != name {
+			continue
+		}
+		src, err := connectors.New(s.Type, s.Name, s.Options)
+		if err != nil {
+			return nil, nil, usageError("sources[%d] (%s): %v", i, name, err)
+		}
+		return src, s, nil
+	}
+	var names []string
+	for _, s := range cfg.Sources {
+		names = append(names, s.Name)
+	}
+	return nil, nil, usageError("no source named %q (configured: %v)", name, names)
+}
+
+func newSourcesCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "sources", Short: "Check a source's access, or see what it would sync"}
+	var cf configFlags
+	check := &cobra.Command{
+		Use:   "check NAME",
+		Short: "Verify the source's credentials and access; says what is missing (exit 1)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			src, _, err := sourceByName(cfg, args[0])
+			if err != nil {
+				return err
+			}
+			checker, ok := src.(connectors.Checker)
+			if !ok {
+				return fmt.Errorf("source %s: its type has no check; try bridge sources list %s", args[0], args[0])
+			}
+			lines, err := checker.Check(cmd.Context())
+			for _, l := range lines {
+				fmt.Fprintln(cmd.OutOrStdout(), "ok:", l)
+			}
+			if err != nil {
+				return fmt.Errorf("source %s: %w", args[0], err)
+			}
+			return nil
+		},
+	}
+	var limit int
+	list := &cobra.Command{
+		Use:   "list NAME",
+		Short: "Show what the source would sync (a dry run: nothing is stored or uploaded)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			src, sc, err := sourceByName(cfg, args[0])
+			if err != nil {
+				return err
+			}
+			m, err := mapping.New(sc.Name, sc.Type, "dry-run", mapping.Rules{Author: sc.Author, ExternalID: sc.ExternalID, Metadata: sc.Metadata})
+			if err != nil {
+				return usageError("source %s: %v", sc.Name, err)
+			}
+			recs, _, err := src.List(cmd.Context(), "")
+			if err != nil {
+				return fmt.Errorf("source %s: %w", sc.Name, err)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ITEM\tNAME\tSIZE\tOWNER\tEXTERNAL ID")
+			for i, r := range recs {
+				if limit > 0 && i == limit {
+					break
+				}
+				owner := ""
+				if r.Owner != nil {
+					owner = r.Owner.Email
+					if owner == "" {
+						owner = r.Owner.ID
+					}
+				}
+				ext := ""
+				if mapped, err := m.Map(&bridge.Job{ID: "dry-run", Recording: r}); err != nil {
+					ext = "(skipped: " + err.Error() + ")"
+				} else {
+					ext = mapped.ExternalID
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.ItemID, r.Name, strconv.FormatInt(r.Size, 10), owner, ext)
+			}
+			w.Flush()
+			fmt.Fprintf(cmd.OutOrStdout(), "%d recording(s)\n", len(recs))
+			return nil
+		},
+	}
+	list.Flags().IntVar(&limit, "limit", 0, "show at most this many (0: all)")
+	for _, c := range []*cobra.Command{check, list} {
+		cf.register(c)
+		cmd.AddCommand(c)
+	}
+	return cmd
+}
