@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 func TestConfigLayers(t *testing.T) {
@@ -53,6 +55,29 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		_, err := loadConfig(path, true, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("config %q: %v, want an error naming %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// TestExampleConfigsLoad: every file under configs/ and configs/examples/ is a valid
+// configuration, and each source's options are accepted by its connector up to the secrets
+// files they name (which exist only where the bridge is deployed).
+func TestExampleConfigsLoad(t *testing.T) {
+	paths, _ := filepath.Glob("../../configs/examples/*.yaml")
+	paths = append(paths, "../../configs/bridge.yaml")
+	if len(paths) < 3 {
+		t.Fatalf("found %d example configs, want the examples and bridge.yaml", len(paths))
+	}
+	for _, p := range paths {
+		cfg, err := loadConfig(p, true, nil)
+		if err != nil {
+			t.Errorf("loadConfig(%q) = %v", p, err)
+			continue
+		}
+		for _, s := range cfg.Sources {
+			if _, err := connectors.New(s.Type, s.Name, s.Options); err != nil && !strings.Contains(err.Error(), "/run/secrets/") && !strings.Contains(err.Error(), "path ./inbox") {
+				t.Errorf("%s: source %s: %v", p, s.Name, err)
+			}
 		}
 	}
 }
