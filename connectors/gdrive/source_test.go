@@ -170,14 +170,13 @@ func TestSharedDriveOwnerIsTheLastModifier(t *testing.T) {
 	fake := gdrivetest.Start(t)
 	const drive = "0AShared"
 	id := fake.Put("call.wav", "audio/wav", drive, "", drive, []byte("shared"))
-	_ = id
+	fake.Modify(id, "kim@acme.test")
 	src := newSource(t, fake, gdrive.Config{SharedDriveID: drive})
 	recs, cursor := list(t, src, "")
-	if len(recs) != 1 || recs[0].Owner != nil {
-		t.Fatalf("recordings = %+v, want one without an owner (nobody modified it)", recs)
+	if len(recs) != 1 || recs[0].Owner == nil || recs[0].Owner.Email != "kim@acme.test" {
+		t.Fatalf("recordings = %+v, want one owned by its last modifier (shared drives have no owners)", recs)
 	}
-	f := fake.Put("later.wav", "audio/wav", drive, "", drive, []byte("later"))
-	_ = f
+	fake.Put("later.wav", "audio/wav", drive, "", drive, []byte("later"))
 	recs, _ = list(t, src, cursor)
 	if len(recs) != 1 || recs[0].Name != "later.wav" || recs[0].Fields["drive_id"] != drive {
 		t.Errorf("incremental shared-drive listing = %+v", recs)

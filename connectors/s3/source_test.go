@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http/httptest"
 	"runtime"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
@@ -212,3 +214,30 @@ func allocated(t testing.TB, src *s3.Source, rec bridge.Recording, size int64) u
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestDeleteAfterOnlyOnceDone: delete_after removes an object whose job is done, keeps one
+// whose job failed, and keeps one replaced since it was listed.
+func TestDeleteAfterOnlyOnceDone(t *testing.T) {
+	s := startServer(t, s3mem.New())
+	for _, k := range []string{"done.wav", "failed.wav", "replaced.wav"} {
+		s.put(t, k, []byte("audio of "+k), nil)
+	}
+	src := s.source(t, s3.Config{DeleteAfter: true})
+	recs, _ := list(t, src, "")
+	s.put(t, "replaced.wav", []byte("a newer take"), nil)
+	outcome := map[string]bridge.State{"done.wav": bridge.StateDone, "failed.wav": bridge.StateFailed, "replaced.wav": bridge.StateDone}
+	for _, r := range recs {
+		if err := src.Finish(context.Background(), r, outcome[r.ItemID]); err != nil {
+			t.Fatalf("Finish(%s): %v", r.ItemID, err)
+		}
+	}
+	left, _ := list(t, src, "")
+	var keys []string
+	for _, r := range left {
+		keys = append(keys, r.ItemID)
+	}
+	sort.Strings(keys)
+	if got := strings.Join(keys, ","); got != "failed.wav,replaced.wav" {
+		t.Errorf("objects left = %s, want failed.wav,replaced.wav", got)
+	}
+}

@@ -124,6 +124,11 @@ func (s *Server) Move(id, parent string) { s.edit(id, func(f *File) { f.Parents 
 // Trash moves a file to the trash.
 func (s *Server) Trash(id string) { s.edit(id, func(f *File) { f.Trashed = true }) }
 
+// Modify records email as the file's last modifier (with a new revision).
+func (s *Server) Modify(id, email string) {
+	s.edit(id, func(f *File) { f.LastModifier = email; f.Rev++ })
+}
+
 // SetAbusive flags a file as abusive: downloads need acknowledgeAbuse=true.
 func (s *Server) SetAbusive(id string) { s.edit(id, func(f *File) { f.Abusive = true }) }
 
