@@ -86,6 +86,9 @@ type Recording struct {
 	// Fields are the source's own fields (S3 x-amz-meta-*, Drive properties), for templates as
 	// {{.Fields.name}}.
 	Fields map[string]string `json:"fields,omitempty"`
+	// Metadata is what the source proposes for X-Metadata (Zoom: topic, meeting id, start time,
+	// duration, host); the source's metadata templates add to it and win on a clash.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // Owner is the external user a recording belongs to at its source.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
 )
@@ -78,4 +79,10 @@ func Types() []string {
 // is missing or refused.
 type Checker interface {
 	Check(ctx context.Context) ([]string, error)
+}
+
+// Backfiller is implemented by sources that can walk their history from a date (bridge sources
+// backfill); progress reports windows done out of total.
+type Backfiller interface {
+	Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]bridge.Recording, error)
 }

@@ -100,7 +100,11 @@ func (m *Mapper) Map(j *bridge.Job) (bridge.Mapped, error) {
 	if err := api.ValidateExternalID(res.ExternalID); err != nil {
 		return res, fmt.Errorf("external id %q: %w", res.ExternalID, err)
 	}
-	meta := map[string]any{KeyJob: j.ID, KeyInstance: m.instance}
+	meta := map[string]any{}
+	for k, v := range j.Recording.Metadata {
+		meta[k] = v
+	}
+	meta[KeyJob], meta[KeyInstance] = j.ID, m.instance
 	keys := make([]string, 0, len(m.metadata))
 	for k := range m.metadata {
 		keys = append(keys, k)

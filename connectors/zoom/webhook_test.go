@@ -1,0 +1,95 @@
+package zoom_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors/zoom"
+	"github.com/transcript-bridge/bridge/connectors/zoom/zoomtest"
+)
+
+// Vectors computed independently: printf '…' | openssl dgst -sha256 -hmac zoom-secret-token
+func TestSignatureVectors(t *testing.T) {
+	if got, want := zoom.Sign(hookSecret, "1700000000", []byte(`{"event":"recording.completed"}`)),
+		"v0=109921d9a15343bd6dddf4c49827069decc0e88d130d59243fa1457c92bfbd91"; got != want {
+		t.Errorf("Sign = %s, want %s", got, want)
+	}
+	if got, want := zoom.Encrypt(hookSecret, "qgg8vlvZRS6UYooatFL8Aw"), "d9e0d764a78494688ba3f2d5c0ed4ca311394b4834d959759213424d2df961e3"; got != want {
+		t.Errorf("Encrypt = %s, want %s", got, want)
+	}
+}
+
+func post(t *testing.T, h http.Handler, body []byte, ts time.Time, sig string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/hooks/zoom/zoom", bytes.NewReader(body))
+	stamp := strconv.FormatInt(ts.Unix(), 10)
+	req.Header.Set("x-zm-request-timestamp", stamp)
+	if sig == "" {
+		sig = zoom.Sign(hookSecret, stamp, body)
+	}
+	req.Header.Set("x-zm-signature", sig)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
+
+func TestWebhook(t *testing.T) {
+	fake := zoomtest.Start(t)
+	fake.AddUser("u1", "sam@acme.test", "active")
+	m := fake.AddMeeting("u1", "", "Pipeline review", day, map[string][]byte{"M4A": bytes.Repeat([]byte("a"), 4000), "MP4": []byte("v")})
+	now := day.Add(2 * time.Hour)
+	src := newSource(t, fake, zoom.Config{})
+	var got []bridge.Recording
+	h := src.Handler(func(_ context.Context, recs []bridge.Recording) error { got = append(got, recs...); return nil })
+
+	// URL validation.
+	w := post(t, h, []byte(`{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event":"endpoint.url_validation","event_ts":1700000000000}`), now, "")
+	var answer map[string]string
+	json.Unmarshal(w.Body.Bytes(), &answer)
+	if w.Code != 200 || answer["plainToken"] != "qgg8vlvZRS6UYooatFL8Aw" || answer["encryptedToken"] != "d9e0d764a78494688ba3f2d5c0ed4ca311394b4834d959759213424d2df961e3" {
+		t.Errorf("url_validation = %d %s", w.Code, w.Body)
+	}
+
+	event := zoomtest.RecordingCompleted(m, "dl-token-from-the-webhook", now)
+	for name, c := range map[string]struct {
+		ts  time.Time
+		sig string
+	}{
+		"forged":          {now, "v0=" + zoom.Sign("another-secret", strconv.FormatInt(now.Unix(), 10), event)[3:]},
+		"stale":           {now.Add(-6 * time.Minute), ""},
+		"from the future": {now.Add(6 * time.Minute), ""},
+		"unsigned":        {now, "v0="},
+	} {
+		if w := post(t, h, event, c.ts, c.sig); w.Code != http.StatusUnauthorized {
+			t.Errorf("%s webhook answered %d, want 401", name, w.Code)
+		}
+	}
+	if len(got) != 0 {
+		t.Fatalf("rejected webhooks produced %d recordings", len(got))
+	}
+
+	if w := post(t, h, event, now, ""); w.Code != 200 || len(got) != 1 {
+		t.Fatalf("recording.completed = %d with %d recordings, want 200 and one", w.Code, len(got))
+	}
+	r := got[0]
+	if r.Fields["file_type"] != "M4A" || r.Owner.Email != "sam@acme.test" || r.Owner.ID != "u1" {
+		t.Errorf("pushed recording = %+v", r)
+	}
+	// The download uses the webhook's token (the fake takes dl- tokens only as access_token).
+	fake.ExpireTokens()
+	before := fake.Downloads
+	b, err := read(src, r)
+	if err != nil || len(b) != 4000 || fake.Downloads != before+1 {
+		t.Errorf("download with the webhook token = %d bytes, %v", len(b), err)
+	}
+	if b, _ := json.Marshal(r); bytes.Contains(b, []byte("dl-token")) {
+		t.Errorf("the download token reached the stored recording: %s", b)
+	}
+}
