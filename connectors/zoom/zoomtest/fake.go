@@ -181,7 +181,9 @@ func zoomError(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, map[string]any{"code": code, "message": msg})
 }
 
-func pageToken(offset int) string { return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(offset))) }
+func pageToken(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(offset)))
+}
 
 func offsetOf(tok string) (int, bool) {
 	if tok == "" {
