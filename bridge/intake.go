@@ -53,7 +53,11 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			}
 			continue
 		}
-		res, err := sc.Mapper.Map(j)
+		res, err := sc.Mapper.Map(ctx, j)
+		if errors.Is(err, ErrNotReady) {
+			p.log().Warn("mapping waits", "job", j.ID, "err", err)
+			continue
+		}
 		if err != nil {
 			if err := p.skip(ctx, j, err.Error()); err != nil {
 				return err

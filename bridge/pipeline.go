@@ -32,10 +32,15 @@ type Source interface {
 	Open(ctx context.Context, r Recording) (io.ReadCloser, error)
 }
 
+// ErrNotReady is wrapped by a Mapper error that passes (the member list could not be read):
+// the job waits for the next step instead of being skipped.
+var ErrNotReady = errors.New("not ready yet")
+
 // Mapper resolves a job's upload headers; mapping.Mapper implements it. Its error is the
-// reason the job is skipped.
+// reason the job is skipped, unless it wraps ErrNotReady.
 type Mapper interface {
-	Map(j *Job) (Mapped, error)
+	// Map returns the headers, or the reason the job is skipped.
+	Map(ctx context.Context, j *Job) (Mapped, error)
 }
 
 // Mapped is what a job is uploaded with.

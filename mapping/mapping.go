@@ -5,6 +5,7 @@ package mapping
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -33,12 +34,23 @@ type Rules struct {
 	ExternalID string
 	// Metadata maps X-Metadata keys to text/templates.
 	Metadata map[string]string
+	// Provider is the identity provider of the source's users (default: the owner's, e.g. zoom).
+	Provider string
+	// Resolve lists the owner rules tried in order (identity, email) when Author is empty.
+	Resolve []string
+	// Otherwise is what happens when no rule matches: key_owner (default) or skip.
+	Otherwise string
+	// Members is the cached member list the owner rules need.
+	Members *Members
 }
 
 // Mapper applies one source's rules.
 type Mapper struct {
 	source, typ, instance string
 	author                string
+	provider, otherwise   string
+	rules                 []string
+	members               *Members
 	externalID            *template.Template
 	metadata              map[string]*template.Template
 }
@@ -46,7 +58,22 @@ type Mapper struct {
 // New compiles a source's rules; a bad author form, template or reserved key is an error naming
 // the setting.
 func New(source, typ, instance string, r Rules) (*Mapper, error) {
-	m := &Mapper{source: source, typ: typ, instance: instance, author: r.Author, metadata: map[string]*template.Template{}}
+	m := &Mapper{source: source, typ: typ, instance: instance, author: r.Author, metadata: map[string]*template.Template{},
+		provider: r.Provider, rules: r.Resolve, otherwise: r.Otherwise, members: r.Members}
+	if m.otherwise == "" {
+		m.otherwise = OtherwiseKeyOwner
+	}
+	if m.otherwise != OtherwiseKeyOwner && m.otherwise != OtherwiseSkip {
+		return nil, fmt.Errorf("mapping.otherwise: %q is not key_owner or skip", r.Otherwise)
+	}
+	for _, rule := range r.Resolve {
+		if rule != RuleIdentity && rule != RuleEmail {
+			return nil, fmt.Errorf("mapping.rules: %q is not identity or email", rule)
+		}
+	}
+	if len(r.Resolve) > 0 && r.Author != "" {
+		return nil, fmt.Errorf("author and mapping.rules: choose one (a static author, or rules for the owner)")
+	}
 	if r.Author != "" {
 		if err := api.ValidateAuthor(r.Author, true); err != nil {
 			return nil, fmt.Errorf("author %q: %w", r.Author, err)
@@ -83,9 +110,19 @@ type templateData struct {
 
 // Map returns the upload headers of j. Its error is the reason the job is skipped: a template
 // that fails or a value breaking the reference's rules, never silently trimmed.
-func (m *Mapper) Map(j *bridge.Job) (bridge.Mapped, error) {
+func (m *Mapper) Map(ctx context.Context, j *bridge.Job) (bridge.Mapped, error) {
 	data := templateData{Recording: j.Recording, Type: m.typ, JobID: j.ID}
 	res := bridge.Mapped{Author: m.author}
+	if len(m.rules) > 0 {
+		author, ok, err := m.resolveOwner(ctx, j.Owner)
+		if err != nil {
+			return res, err
+		}
+		if !ok && m.otherwise == OtherwiseSkip {
+			return res, fmt.Errorf("no member matches the owner %s (rules %v)", describe(j.Owner), m.rules)
+		}
+		res.Author = author
+	}
 	if m.externalID != nil {
 		var b bytes.Buffer
 		if err := m.externalID.Execute(&b, data); err != nil {
@@ -123,6 +160,13 @@ func (m *Mapper) Map(j *bridge.Job) (bridge.Mapped, error) {
 	}
 	res.Metadata = json.RawMessage(raw)
 	return res, nil
+}
+
+func describe(o *bridge.Owner) string {
+	if o == nil {
+		return "(none given by the source)"
+	}
+	return fmt.Sprintf("%s:%s <%s>", o.Provider, o.ID, o.Email)
 }
 
 // DefaultExternalID is "<type>:<source>:<item>@<version>", stable and unique per source item

@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func TestMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := m.Map(job("calls/a.wav"))
+	res, err := m.Map(context.Background(), job("calls/a.wav"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestMapRefusesBadValues(t *testing.T) {
 		if err != nil {
 			t.Fatalf("New(%+v) = %v", tc.rules, err)
 		}
-		if _, err := m.Map(job(tc.item)); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := m.Map(context.Background(), job(tc.item)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Map with %+v = %v, want an error naming %q", tc.rules, err, tc.want)
 		}
 	}

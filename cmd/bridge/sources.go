@@ -98,7 +98,7 @@ func newSourcesCmd() *cobra.Command {
 					}
 				}
 				ext := ""
-				if mapped, err := m.Map(&bridge.Job{ID: "dry-run", Recording: r}); err != nil {
+				if mapped, err := m.Map(cmd.Context(), &bridge.Job{ID: "dry-run", Recording: r}); err != nil {
 					ext = "(skipped: " + err.Error() + ")"
 				} else {
 					ext = mapped.ExternalID
