@@ -93,3 +93,20 @@ func (p *Pipeline) skip(ctx context.Context, j *Job, reason string) error {
 	}
 	return err
 }
+
+// Intake stores recordings pushed by a source (a webhook) as jobs, keeping the source's
+// cursor, and returns how many were new.
+func (p *Pipeline) Intake(ctx context.Context, source string, recs []Recording) (int, error) {
+	cursor, err := p.Store.Cursor(ctx, source)
+	if err != nil {
+		return 0, fmt.Errorf("intake %s: %w", source, err)
+	}
+	added, err := p.Store.AddRecordings(ctx, source, recs, cursor, p.now())
+	if err != nil {
+		return 0, fmt.Errorf("intake %s: %w", source, err)
+	}
+	for _, j := range added {
+		p.log().Info("pushed", "source", source, "item", j.ItemID, "job", j.ID, "size", j.Size)
+	}
+	return len(added), nil
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -85,4 +86,14 @@ type Checker interface {
 // backfill); progress reports windows done out of total.
 type Backfiller interface {
 	Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]bridge.Recording, error)
+}
+
+// Intake stores recordings as jobs (unique on source, item and version); a pushed item is
+// acknowledged only once it returns.
+type Intake func(ctx context.Context, recs []bridge.Recording) error
+
+// Pusher is implemented by sources that also receive items pushed to the bridge's HTTP server
+// (webhooks at /hooks/<type>/<source name>).
+type Pusher interface {
+	Handler(intake Intake) http.Handler
 }

@@ -54,6 +54,11 @@ type Config struct {
 	Sources []SourceConfig `koanf:"sources"`
 	// Webhooks are the endpoints events are pushed to.
 	Webhooks []WebhookConfig `koanf:"webhooks"`
+	// Server is the bridge's HTTP server, for webhooks from sources (POST /hooks/<type>/<name>).
+	Server struct {
+		// Addr is where it listens (default 127.0.0.1:8080 when a source takes webhooks).
+		Addr string `koanf:"addr"`
+	} `koanf:"server"`
 	Relay    struct {
 		// Lease is how long a delivery being sent is reserved (default 2m); after a crash it is
 		// sent again once the lease has run out.
@@ -101,6 +106,16 @@ type SourceConfig struct {
 		AIMetadata    bool     `koanf:"ai_metadata"`
 		Reports       []string `koanf:"reports"`
 	} `koanf:"upload"`
+	// Mapping turns the recording's owner (a Zoom host, a Drive owner) into X-Author.
+	Mapping struct {
+		// Provider is the identity provider of the source's users (default: the connector's).
+		Provider string `koanf:"provider"`
+		// Rules are tried in order: identity (external:<provider>:<id> when a member holds it),
+		// email (a member with the owner's e-mail).
+		Rules []string `koanf:"rules"`
+		// Otherwise is key_owner (default: upload as the key's creator) or skip.
+		Otherwise string `koanf:"otherwise"`
+	} `koanf:"mapping"`
 	// Options are the connector's own settings (path, include, ...).
 	Options map[string]any `koanf:",remain"`
 }

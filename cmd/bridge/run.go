@@ -17,12 +17,14 @@ import (
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
+	"github.com/transcript-bridge/bridge/bridge/server"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 	"github.com/transcript-bridge/bridge/connectors"
 	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
 	_ "github.com/transcript-bridge/bridge/connectors/s3"       // registers the s3 source
+	_ "github.com/transcript-bridge/bridge/connectors/zoom"     // registers the zoom source
 	"github.com/transcript-bridge/bridge/mapping"
 	"github.com/transcript-bridge/bridge/sandbox"
 )
@@ -102,15 +104,22 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	p := &bridge.Pipeline{Store: store, Instance: instance, Log: log, UploadConcurrency: cfg.API.UploadConcurrency,
 		Sources: map[string]*bridge.SourceConfig{}}
 	schedules := map[string]string{}
-	needReports := false
+	needReports, needMembers := false, false
+	members := &mapping.Members{} // its Dir is the API client, once built below
+	pushers := map[string]connectors.Pusher{}
 	for i, s := range cfg.Sources {
 		src, err := connectors.New(s.Type, s.Name, s.Options)
 		if err != nil {
 			return usageError("sources[%d]: %v", i, err)
 		}
-		m, err := mapping.New(s.Name, s.Type, instance, mapping.Rules{Author: s.Author, ExternalID: s.ExternalID, Metadata: s.Metadata})
+		m, err := mapping.New(s.Name, s.Type, instance, mapping.Rules{Author: s.Author, ExternalID: s.ExternalID, Metadata: s.Metadata,
+			Provider: s.Mapping.Provider, Resolve: s.Mapping.Rules, Otherwise: s.Mapping.Otherwise, Members: members})
 		if err != nil {
 			return usageError("sources[%d].%v", i, err)
+		}
+		needMembers = needMembers || len(s.Mapping.Rules) > 0
+		if ps, ok := src.(connectors.Pusher); ok {
+			pushers[s.Name] = ps
 		}
 		u := s.Upload
 		p.Sources[s.Name] = &bridge.SourceConfig{Name: s.Name, Type: s.Type, Source: src, Mapper: m,
@@ -139,7 +148,8 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return usageError("api: %v", err)
 	}
 	p.API = client
-	if err := checkScopes(ctx, client, needReports, log); err != nil {
+	members.Dir = client
+	if err := checkScopes(ctx, client, needReports, needMembers, log); err != nil {
 		return err
 	}
 	log.Info("bridge running", "instance", instance, "sources", len(p.Sources), "store", cfg.Store.DSN, "once", once)
@@ -161,6 +171,13 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			}
 		}()
 	}
+	if !once && (len(pushers) > 0 || cfg.Server.Addr != "") {
+		stop, err := serveHooks(ctx, cfg, cfgTypes(cfg), pushers, p, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	err = p.Run(ctx, bridge.RunOptions{Schedules: schedules, PollInterval: cfg.API.PollInterval, Once: once})
 	if err != nil {
 		return err
@@ -178,13 +195,52 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	return nil
 }
 
+// serveHooks starts the HTTP server with each pushing source's webhook at
+// POST /hooks/<type>/<name>; stop waits for it to end.
+func serveHooks(ctx context.Context, cfg *Config, types map[string]string, pushers map[string]connectors.Pusher, p *bridge.Pipeline, log *slog.Logger) (func(), error) {
+	addr := cfg.Server.Addr
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	srv := server.New(addr, log)
+	for name, ps := range pushers {
+		srv.Handle("POST /hooks/"+types[name]+"/"+name, ps.Handler(func(ctx context.Context, recs []bridge.Recording) error {
+			_, err := p.Intake(ctx, name, recs)
+			return err
+		}))
+	}
+	at, err := srv.Listen()
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	log.Info("server listening", "addr", at, "webhooks", len(pushers))
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(sctx); err != nil {
+			log.Error("server", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+func cfgTypes(cfg *Config) map[string]string {
+	out := map[string]string{}
+	for _, s := range cfg.Sources {
+		out[s.Name] = s.Type
+	}
+	return out
+}
+
 // checkScopes refuses to start when the key lacks a right the configuration needs, and only
 // warns when the service cannot be reached (the bridge waits it out).
-func checkScopes(ctx context.Context, c *api.Client, needReports bool, log *slog.Logger) error {
+func checkScopes(ctx context.Context, c *api.Client, needReports, needMembers bool, log *slog.Logger) error {
 	want := []string{"uploads:write"}
 	if needReports {
 		want = append(want, "reports:write")
 	}
+
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	missing, err := c.MissingScopes(cctx, want...)
@@ -197,6 +253,11 @@ func checkScopes(ctx context.Context, c *api.Client, needReports bool, log *slog
 	}
 	if len(missing) > 0 {
 		return usageError("api key: lacks the right(s) %s that the configured sources need", strings.Join(missing, ", "))
+	}
+	if needMembers { // the members endpoint has its own right, not listed among the key's scopes
+		if _, err := c.Members(cctx); api.IsCode(err, "members_scope_required") || api.IsCode(err, "api_key_required") {
+			return usageError("api key: mapping.rules need the member list, and this key cannot read it (%v): use a key that allows member management", err)
+		}
 	}
 	return nil
 }

@@ -2,8 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+	"time"
+
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 
@@ -111,7 +116,56 @@ func newSourcesCmd() *cobra.Command {
 		},
 	}
 	list.Flags().IntVar(&limit, "limit", 0, "show at most this many (0: all)")
-	for _, c := range []*cobra.Command{check, list} {
+	var from string
+	backfill := &cobra.Command{
+		Use:   "backfill NAME --from DATE",
+		Short: "Walk the source's history from DATE (YYYY-MM-DD) and queue what it finds; bridge run uploads it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			since, err := time.Parse("2006-01-02", from)
+			if err != nil {
+				return usageError("--from %q: want a date like 2026-01-31", from)
+			}
+			store, cfg, err := openStore(cmd, &cf)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			src, _, err := sourceByName(cfg, args[0])
+			if err != nil {
+				return err
+			}
+			bf, ok := src.(connectors.Backfiller)
+			if !ok {
+				return usageError("source %s: its type lists everything on each scan; there is no history to walk", args[0])
+			}
+			progress := func(int, int) {}
+			if f, ok := cmd.OutOrStdout().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				progress = func(done, total int) {
+					const width = 30
+					fill := width * done / max(total, 1)
+					fmt.Fprintf(f, "\r%s [%s%s] %d/%d", args[0], strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
+					if done == total {
+						fmt.Fprintln(f)
+					}
+				}
+			}
+			recs, err := bf.Backfill(cmd.Context(), since, progress)
+			if err != nil {
+				return fmt.Errorf("backfill %s: %w", args[0], err)
+			}
+			p := &bridge.Pipeline{Store: store}
+			n, err := p.Intake(cmd.Context(), args[0], recs)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d recording(s) since %s, %d new; bridge run uploads them\n", args[0], len(recs), from, n)
+			return nil
+		},
+	}
+	backfill.Flags().StringVar(&from, "from", "", "first day to walk (YYYY-MM-DD)")
+	backfill.MarkFlagRequired("from")
+	for _, c := range []*cobra.Command{check, list, backfill} {
 		cf.register(c)
 		cmd.AddCommand(c)
 	}

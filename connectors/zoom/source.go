@@ -48,6 +48,7 @@ var (
 	_ connectors.Finisher   = (*Source)(nil)
 	_ connectors.Backfiller = (*Source)(nil)
 	_ connectors.Checker    = (*Source)(nil)
+	_ connectors.Pusher     = (*Source)(nil)
 )
 
 // New builds a source; nothing is called until List, Open or a webhook. It fails on a bad config.

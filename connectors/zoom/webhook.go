@@ -1,7 +1,6 @@
 package zoom
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // Sign returns the x-zm-signature of body sent at timestamp (Unix seconds): "v0=" and the hex
@@ -46,14 +46,11 @@ func verify(secret string, h http.Header, body []byte, now time.Time) bool {
 	return hmac.Equal([]byte(Sign(secret, ts, body)), []byte(h.Get("x-zm-signature")))
 }
 
-// Intake stores pushed recordings as jobs; the webhook answers only once it returns.
-type Intake func(ctx context.Context, recs []bridge.Recording) error
-
 // Handler receives Zoom webhooks (connectors.Pusher): every request must carry a valid
 // x-zm-signature with a timestamp within 5 minutes (else 401); endpoint.url_validation is
 // answered; recording.completed becomes jobs through intake before the 200, well within Zoom's
 // 3 s. Its download_token is kept in memory only, for 24 hours.
-func (s *Source) Handler(intake Intake) http.Handler {
+func (s *Source) Handler(intake connectors.Intake) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			http.Error(w, "POST only", http.StatusMethodNotAllowed)
