@@ -59,7 +59,7 @@ type Config struct {
 		// Addr is where it listens (default 127.0.0.1:8080 when a source takes webhooks).
 		Addr string `koanf:"addr"`
 	} `koanf:"server"`
-	Relay    struct {
+	Relay struct {
 		// Lease is how long a delivery being sent is reserved (default 2m); after a crash it is
 		// sent again once the lease has run out.
 		Lease time.Duration `koanf:"lease"`

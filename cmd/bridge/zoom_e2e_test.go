@@ -42,7 +42,7 @@ func TestZoomWebhookToTranscript(t *testing.T) {
 	}
 	fake := zoomtest.Start(t)
 	fake.AddUser("zu-host-1", "sam.personal@elsewhere.test", "active") // not Sam's member e-mail: the identity decides
-	started := time.Now().AddDate(0, 0, -10)                          // outside the regular 3-day sweep
+	started := time.Now().AddDate(0, 0, -10)                           // outside the regular 3-day sweep
 	m4a, err := os.ReadFile("../../sandbox/testdata/media/speech.m4a")
 	if err != nil {
 		t.Fatal(err)
