@@ -28,28 +28,48 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("zoom %s: %d (code %d): %s", e.Op, e.Status, e.Code, e.Message)
 }
 
-// client calls the Zoom API: paced by a limiter, 401 answered with a fresh token once, 429
+// client calls the Zoom API: paced by one limiter per rate-limit category, 401 answered with a fresh token once, 429
 // waiting Retry-After (seconds or a date, capped at 5 minutes), 5xx and network errors retried
 // with backoff.
 type client struct {
 	cfg     Config
 	http    *resty.Client
 	tokens  *tokens
-	limiter *rate.Limiter
+	limits  map[category]*rate.Limiter
 }
 
+// category is Zoom's rate-limit class of an endpoint.
+type category int
+
+const (
+	light category = iota
+	medium
+	heavy
+)
+
+// perSecond are Zoom's per-account limits by plan: Pro, and Business or higher.
+var perSecond = map[string][3]float64{"pro": {30, 20, 10}, "business": {80, 60, 40}}
+
 func newClient(c Config) *client {
-	return &client{cfg: c, http: resty.New().SetTimeout(60 * time.Second), tokens: newTokens(c),
-		limiter: rate.NewLimiter(rate.Limit(c.RequestsPerSecond), max(1, int(c.RequestsPerSecond)))}
+	l := map[category]*rate.Limiter{}
+	for cat, n := range perSecond[c.RatePlan] {
+		n *= c.RateShare // every app of the account shares the limits
+		if c.RequestsPerSecond > 0 {
+			n = c.RequestsPerSecond
+		}
+		l[category(cat)] = rate.NewLimiter(rate.Limit(n), max(1, int(n)))
+	}
+	return &client{cfg: c, http: resty.New().SetTimeout(60 * time.Second), tokens: newTokens(c), limits: l}
 }
 
 const maxAttempts = 6
 
-// call sends method path?query and decodes the JSON answer into out (when not nil).
-func (c *client) call(ctx context.Context, op, method, path string, query url.Values, out any) error {
+// call sends method path?query, paced by cat's limiter, and decodes the JSON answer into out
+// (when not nil).
+func (c *client) call(ctx context.Context, cat category, op, method, path string, query url.Values, out any) error {
 	refreshed := false
 	for attempt := 1; ; attempt++ {
-		if err := c.limiter.Wait(ctx); err != nil {
+		if err := c.limits[cat].Wait(ctx); err != nil {
 			return err
 		}
 		tok, err := c.tokens.get(ctx)
@@ -113,6 +133,8 @@ func retryAfter(v string, now time.Time) time.Duration {
 		d = time.Duration(secs) * time.Second
 	} else if t, err := http.ParseTime(v); err == nil {
 		d = t.Sub(now)
+	} else {
+		return 0
 	}
 	return min(max(d, time.Millisecond), 5*time.Minute)
 }

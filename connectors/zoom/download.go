@@ -56,7 +56,7 @@ func (s *Source) download(ctx context.Context, r bridge.Recording, link, bearer,
 		u.RawQuery = q.Encode()
 		link = u.String()
 	}
-	if err := s.api.limiter.Wait(ctx); err != nil {
+	if err := s.api.limits[light].Wait(ctx); err != nil {
 		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)

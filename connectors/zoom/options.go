@@ -27,8 +27,14 @@ type Config struct {
 	SweepDays int
 	// APIURL and OAuthURL default to https://api.zoom.us/v2 and https://zoom.us/oauth/token.
 	APIURL, OAuthURL string
-	// RequestsPerSecond paces calls (default 10: Zoom's Medium category on Pro accounts is 20/s,
-	// shared by every app of the account).
+	// RatePlan is the account's plan for Zoom's per-category rate limits: pro (Light 30/s,
+	// Medium 20/s, Heavy 10/s; the default) or business (80, 60, 40).
+	RatePlan string
+	// RateShare is the part of those limits this bridge may use (default 0.5: every app of the
+	// account shares them).
+	RateShare float64
+	// RequestsPerSecond, when set, is every category's limit instead (an account with
+	// negotiated limits, or a local test server).
 	RequestsPerSecond float64
 	// MinBackoff is the first wait after a 429 without Retry-After or a 5xx (default 1 s).
 	MinBackoff time.Duration
@@ -48,6 +54,7 @@ func parseOptions(opts map[string]any) (Config, error) {
 		FileTypes:   o.Strings("file_types"),
 		AfterUpload: o.String("after_upload", "keep"),
 		SweepDays:   int(o.Int("sweep_days", 3)),
+		RatePlan:    o.String("rate_plan", "pro"),
 		APIURL:      o.String("api_url", ""),
 		OAuthURL:    o.String("oauth_url", ""),
 	}
@@ -115,8 +122,17 @@ func (c *Config) validate() error {
 	if c.OAuthURL == "" {
 		c.OAuthURL = "https://zoom.us/oauth/token"
 	}
-	if c.RequestsPerSecond == 0 {
-		c.RequestsPerSecond = 10
+	if c.RatePlan == "" {
+		c.RatePlan = "pro"
+	}
+	if _, ok := perSecond[c.RatePlan]; !ok {
+		return fmt.Errorf("option rate_plan: %q is not pro or business", c.RatePlan)
+	}
+	if c.RateShare == 0 {
+		c.RateShare = 0.5
+	}
+	if c.RateShare < 0 || c.RateShare > 1 {
+		return fmt.Errorf("option rate_share: %v is not between 0 and 1", c.RateShare)
 	}
 	if c.MinBackoff == 0 {
 		c.MinBackoff = time.Second

@@ -80,7 +80,7 @@ func (s *Source) Finish(ctx context.Context, r bridge.Recording, outcome bridge.
 	if r.Fields["meeting_uuid"] != "" {
 		uuid, fileID = r.Fields["meeting_uuid"], r.Fields["file_id"]
 	}
-	err := s.api.call(ctx, s.cfg.AfterUpload+" recording file", http.MethodDelete,
+	err := s.api.call(ctx, light, s.cfg.AfterUpload+" recording file", http.MethodDelete,
 		"/meetings/"+meetingPath(uuid)+"/recordings/"+url.PathEscape(fileID), url.Values{"action": {s.cfg.AfterUpload}}, nil)
 	if isStatus(err, http.StatusNotFound) {
 		return nil // already gone

@@ -26,7 +26,7 @@ func newSource(t *testing.T, fake *zoomtest.Server, c zoom.Config) *zoom.Source 
 	t.Helper()
 	c.AccountID, c.ClientID, c.ClientSecret = zoomtest.AccountID, zoomtest.ClientID, zoomtest.ClientSecret
 	c.APIURL, c.OAuthURL, c.WebhookSecret = fake.URL+"/v2", fake.URL+"/oauth/token", hookSecret
-	c.RequestsPerSecond, c.MinBackoff = 1000, time.Millisecond
+	c.RequestsPerSecond, c.MinBackoff = 10000, time.Millisecond
 	if c.Now == nil {
 		c.Now = func() time.Time { return day.Add(2 * time.Hour) }
 	}

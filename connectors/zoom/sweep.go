@@ -37,7 +37,7 @@ func (s *Source) users(ctx context.Context) ([]user, error) {
 			if token != "" {
 				q.Set("next_page_token", token)
 			}
-			if err := s.api.call(ctx, "list users", "GET", "/users", q, &page); err != nil {
+			if err := s.api.call(ctx, medium, "list users", "GET", "/users", q, &page); err != nil {
 				return nil, err
 			}
 			out = append(out, page.Users...)
@@ -76,7 +76,7 @@ func (s *Source) meetings(ctx context.Context, u user, w [2]time.Time) ([]meetin
 		if token != "" {
 			q.Set("next_page_token", token)
 		}
-		if err := s.api.call(ctx, "list recordings of "+u.ID, "GET", "/users/"+url.PathEscape(u.ID)+"/recordings", q, &page); err != nil {
+		if err := s.api.call(ctx, medium, "list recordings of "+u.ID, "GET", "/users/"+url.PathEscape(u.ID)+"/recordings", q, &page); err != nil {
 			return nil, err
 		}
 		out = append(out, page.Meetings...)
