@@ -19,8 +19,10 @@ const (
 	MaxUploadBytes    = 2 << 30
 )
 
-// credentialRe spots values the service refuses as a safeguard (keys, tokens).
-var credentialRe = regexp.MustCompile(`(?i)mk_(live|test)_|whsec_|sk_(live|test)_|ghp_|github_pat_|xox[abpr]-|AKIA[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY|bearer\s+\S{16,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.`)
+// credentialRe spots values the service refuses as a safeguard (keys, tokens: API keys, webhook
+// secrets, cloud keys, bearer and OAuth tokens, JWTs such as Zoom download tokens); the same
+// pattern as the sandbox's.
+var credentialRe = regexp.MustCompile(`(?i)(mk_live_|mk_test_|whsec_|sk_live_|sk_test_|rk_live_|ghp_|gho_|github_pat_|xox[abpr]-|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY|\bbearer\s+[A-Za-z0-9._~+/-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.|ya29\.[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35})`)
 
 // ValidateExternalID checks an X-External-Id: 1 to 128 printable ASCII characters, nothing that
 // looks like a credential.

@@ -36,6 +36,15 @@ type Source interface {
 // the job waits for the next step instead of being skipped.
 var ErrNotReady = errors.New("not ready yet")
 
+// ErrUnmapped is wrapped by a Mapper error that holds the job (no member for its owner): it
+// waits as held, with the reason, and is mapped again until a rule matches.
+var ErrUnmapped = errors.New("unmapped")
+
+// Refresher is implemented by mappers whose member list can be read again at once.
+type Refresher interface {
+	Refresh()
+}
+
 // Mapper resolves a job's upload headers; mapping.Mapper implements it. Its error is the
 // reason the job is skipped, unless it wraps ErrNotReady.
 type Mapper interface {

@@ -6,6 +6,7 @@ package mapping
 import (
 	"bytes"
 	"context"
+	"slices"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -38,8 +39,13 @@ type Rules struct {
 	Provider string
 	// Resolve lists the owner rules tried in order (identity, email) when Author is empty.
 	Resolve []string
-	// Otherwise is what happens when no rule matches: key_owner (default) or skip.
+	// Otherwise is what happens when no rule matches: hold (default with rules), key_owner or
+	// skip.
 	Otherwise string
+	// Map is a static table, external user (id or e-mail) → member (email:… or user:…); MapFile
+	// is the same as CSV (two columns, a header line optional).
+	Map     map[string]string
+	MapFile string
 	// Members is the cached member list the owner rules need.
 	Members *Members
 }
@@ -51,6 +57,7 @@ type Mapper struct {
 	provider, otherwise   string
 	rules                 []string
 	members               *Members
+	table                 map[string]string // external user (id, or lower-cased e-mail) → author
 	externalID            *template.Template
 	metadata              map[string]*template.Template
 }
@@ -59,25 +66,47 @@ type Mapper struct {
 // the setting.
 func New(source, typ, instance string, r Rules) (*Mapper, error) {
 	m := &Mapper{source: source, typ: typ, instance: instance, author: r.Author, metadata: map[string]*template.Template{},
-		provider: r.Provider, rules: r.Resolve, otherwise: r.Otherwise, members: r.Members}
-	if m.otherwise == "" {
-		m.otherwise = OtherwiseKeyOwner
+		provider: strings.ToLower(r.Provider), rules: r.Resolve, otherwise: r.Otherwise, members: r.Members, table: map[string]string{}}
+	if len(r.Resolve) > 0 && m.otherwise == "" {
+		m.otherwise = OtherwiseHold
 	}
-	if m.otherwise != OtherwiseKeyOwner && m.otherwise != OtherwiseSkip {
-		return nil, fmt.Errorf("mapping.otherwise: %q is not key_owner or skip", r.Otherwise)
+	switch m.otherwise {
+	case "", OtherwiseHold, OtherwiseKeyOwner, OtherwiseSkip:
+	default:
+		return nil, fmt.Errorf("mapping.otherwise: %q is not hold, key_owner or skip", r.Otherwise)
 	}
 	for _, rule := range r.Resolve {
-		if rule != RuleIdentity && rule != RuleEmail {
-			return nil, fmt.Errorf("mapping.rules: %q is not identity or email", rule)
+		switch rule {
+		case RuleIdentity, RuleEmail, RuleMap, RuleStatic:
+		default:
+			return nil, fmt.Errorf("mapping.rules: %q is not identity, email, map or static", rule)
+		}
+		if rule == RuleStatic && r.Author == "" {
+			return nil, fmt.Errorf("mapping.rules: static needs author")
 		}
 	}
-	if len(r.Resolve) > 0 && r.Author != "" {
-		return nil, fmt.Errorf("author and mapping.rules: choose one (a static author, or rules for the owner)")
+	if m.provider != "" {
+		if err := api.ValidateIdentity(api.Identity{Provider: m.provider, ExternalID: "x"}); err != nil {
+			return nil, fmt.Errorf("mapping.provider %q: %w", r.Provider, err)
+		}
 	}
 	if r.Author != "" {
 		if err := api.ValidateAuthor(r.Author, true); err != nil {
 			return nil, fmt.Errorf("author %q: %w", r.Author, err)
 		}
+	}
+	for k, v := range r.Map {
+		if err := m.addMapping(k, v); err != nil {
+			return nil, fmt.Errorf("mapping.map %q: %w", k, err)
+		}
+	}
+	if r.MapFile != "" {
+		if err := m.loadMapFile(r.MapFile); err != nil {
+			return nil, fmt.Errorf("mapping.map_file: %w", err)
+		}
+	}
+	if slices.Contains(r.Resolve, RuleMap) && len(m.table) == 0 {
+		return nil, fmt.Errorf("mapping.rules: map needs map_file or map entries")
 	}
 	if r.ExternalID != "" {
 		t, err := template.New("external_id").Option("missingkey=error").Parse(r.ExternalID)
@@ -96,6 +125,9 @@ func New(source, typ, instance string, r Rules) (*Mapper, error) {
 		}
 		m.metadata[k] = t
 	}
+	if err := m.checkTemplates(); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -113,15 +145,24 @@ type templateData struct {
 func (m *Mapper) Map(ctx context.Context, j *bridge.Job) (bridge.Mapped, error) {
 	data := templateData{Recording: j.Recording, Type: m.typ, JobID: j.ID}
 	res := bridge.Mapped{Author: m.author}
-	if len(m.rules) > 0 {
+	switch {
+	case j.Author != "": // set by hand (bridge jobs release), kept
+		res.Author = j.Author
+	case len(m.rules) > 0:
 		author, ok, err := m.resolveOwner(ctx, j.Owner)
 		if err != nil {
 			return res, err
 		}
-		if !ok && m.otherwise == OtherwiseSkip {
+		switch {
+		case ok:
+			res.Author = author
+		case m.otherwise == OtherwiseSkip:
 			return res, fmt.Errorf("no member matches the owner %s (rules %v)", describe(j.Owner), m.rules)
+		case m.otherwise == OtherwiseHold:
+			return res, fmt.Errorf("%w: no member matches the owner %s (rules %v)", bridge.ErrUnmapped, describe(j.Owner), m.rules)
+		default:
+			res.Author = "" // key_owner: the key's creator
 		}
-		res.Author = author
 	}
 	if m.externalID != nil {
 		var b bytes.Buffer

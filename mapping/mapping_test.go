@@ -59,7 +59,7 @@ func TestMapRefusesBadValues(t *testing.T) {
 		{Rules{ExternalID: strings.Repeat("x", 129)}, "a.wav", "external_id_too_long"},
 		{Rules{Metadata: map[string]string{"k": strings.Repeat("v", 4100)}}, "a.wav", "metadata_too_large"},
 		{Rules{Metadata: map[string]string{"token": "mk_live_{{.Name}}"}}, "a.wav", "metadata_value_invalid"},
-		{Rules{ExternalID: "{{.Nope}}"}, "a.wav", "external_id template"},
+		{Rules{Metadata: map[string]string{"team": "{{.Fields.team}}"}}, "a.wav", "metadata.team template"},
 	}
 	for _, tc := range tests {
 		m, err := New("inbox", "localdir", "i", tc.rules)
@@ -78,6 +78,15 @@ func TestMapRefusesBadValues(t *testing.T) {
 		{Rules{Author: "slack:U1"}, "unsupported_author_type"},
 		{Rules{Metadata: map[string]string{"bridge_job": "x"}}, "metadata.bridge_job: reserved"},
 		{Rules{ExternalID: "{{"}, "external_id:"},
+		{Rules{ExternalID: "{{.Nope}}"}, "can't evaluate field Nope"},
+		{Rules{Resolve: []string{"guess"}}, `mapping.rules: "guess"`},
+		{Rules{Resolve: []string{"map"}}, "map needs map_file"},
+		{Rules{Resolve: []string{"static"}}, "static needs author"},
+		{Rules{Resolve: []string{"email"}, Otherwise: "pray"}, `mapping.otherwise: "pray"`},
+		{Rules{Provider: "Zoom Video"}, "mapping.provider"},
+		{Rules{Resolve: []string{"map"}, Map: map[string]string{"u1": "sam"}}, `member "sam"`},
+		{Rules{Resolve: []string{"map"}, Map: map[string]string{"u1": "external:zoom:u2"}}, "use email:"},
+		{Rules{Resolve: []string{"map"}, MapFile: "/no/such.csv"}, "mapping.map_file"},
 	} {
 		if _, err := New("inbox", "localdir", "i", tc.rules); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%+v) = %v, want an error naming %q", tc.rules, err, tc.want)

@@ -3,6 +3,7 @@ package mapping
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,13 @@ const (
 	RuleIdentity = "identity"
 	// RuleEmail sends email:<address> when a member has the owner's e-mail (case-insensitive).
 	RuleEmail = "email"
+	// RuleMap looks the owner's id or e-mail up in the static table or CSV file.
+	RuleMap = "map"
+	// RuleStatic sends the one configured author.
+	RuleStatic = "static"
+	// OtherwiseHold parks the job as held, with the reason and a recording.held event, until a
+	// binding or the map makes a rule match (or bridge jobs release).
+	OtherwiseHold = "hold"
 	// OtherwiseKeyOwner uploads without X-Author (the key's creator owns it).
 	OtherwiseKeyOwner = "key_owner"
 	// OtherwiseSkip skips the recording, with the reason.
@@ -61,32 +69,69 @@ func (m *Members) List(ctx context.Context) ([]api.Member, error) {
 // resolveOwner applies the owner rules to o: the X-Author, or "" with ok false when no rule
 // matched.
 func (m *Mapper) resolveOwner(ctx context.Context, o *bridge.Owner) (string, bool, error) {
-	if o == nil || m.members == nil {
-		return "", false, nil
-	}
-	all, err := m.members.List(ctx)
-	if err != nil {
-		return "", false, err
-	}
-	provider := m.provider
-	if provider == "" {
-		provider = o.Provider
+	var all []api.Member
+	if o != nil && m.members != nil && (slices.Contains(m.rules, RuleIdentity) || slices.Contains(m.rules, RuleEmail)) {
+		var err error
+		if all, err = m.members.List(ctx); err != nil {
+			return "", false, err
+		}
 	}
 	for _, rule := range m.rules {
-		for _, mem := range all {
-			switch rule {
-			case RuleIdentity:
-				for _, id := range mem.Identities {
-					if id.Provider == strings.ToLower(provider) && id.ExternalID == o.ID && o.ID != "" {
-						return "external:" + id.Provider + ":" + id.ExternalID, true, nil
-					}
-				}
-			case RuleEmail:
-				if o.Email != "" && strings.EqualFold(mem.Email, o.Email) {
-					return "email:" + mem.Email, true, nil
+		switch {
+		case rule == RuleStatic:
+			return m.author, true, nil
+		case rule == RuleMap && o != nil:
+			for _, k := range []string{o.ID, strings.ToLower(o.Email)} {
+				if a, ok := m.table[k]; ok && k != "" {
+					return a, true, nil
 				}
 			}
+		case o == nil:
+			continue
+		}
+		if a, ok := matchMember(all, rule, m.provider, o); ok {
+			return a, true, nil
 		}
 	}
 	return "", false, nil
+}
+
+// matchMember applies the identity or email rule to the member list.
+func matchMember(all []api.Member, rule, provider string, o *bridge.Owner) (string, bool) {
+	if o == nil {
+		return "", false
+	}
+	if provider == "" {
+		provider = strings.ToLower(o.Provider)
+	}
+	for _, mem := range all {
+		switch rule {
+		case RuleIdentity:
+			for _, id := range mem.Identities {
+				if id.Provider == provider && id.ExternalID == o.ID && o.ID != "" {
+					return "external:" + id.Provider + ":" + id.ExternalID, true
+				}
+			}
+		case RuleEmail:
+			if o.Email != "" && strings.EqualFold(mem.Email, o.Email) {
+				return "email:" + mem.Email, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Refresh drops the cached member list, so the next mapping reads it again (after the service
+// answered author_not_member).
+func (m *Mapper) Refresh() {
+	if m.members != nil {
+		m.members.Invalidate()
+	}
+}
+
+// Invalidate drops the cached list.
+func (m *Members) Invalidate() {
+	m.mu.Lock()
+	m.all = nil
+	m.mu.Unlock()
 }
