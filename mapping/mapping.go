@@ -6,11 +6,11 @@ package mapping
 import (
 	"bytes"
 	"context"
-	"slices"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"

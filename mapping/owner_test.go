@@ -17,7 +17,10 @@ type directory struct {
 	calls   int
 }
 
-func (d *directory) Members(context.Context) ([]api.Member, error) { d.calls++; return d.members, d.err }
+func (d *directory) Members(context.Context) ([]api.Member, error) {
+	d.calls++
+	return d.members, d.err
+}
 
 func TestOwnerRules(t *testing.T) {
 	dir := &directory{members: []api.Member{

@@ -32,10 +32,10 @@ func (e *APIError) Error() string {
 // waiting Retry-After (seconds or a date, capped at 5 minutes), 5xx and network errors retried
 // with backoff.
 type client struct {
-	cfg     Config
-	http    *resty.Client
-	tokens  *tokens
-	limits  map[category]*rate.Limiter
+	cfg    Config
+	http   *resty.Client
+	tokens *tokens
+	limits map[category]*rate.Limiter
 }
 
 // category is Zoom's rate-limit class of an endpoint.
