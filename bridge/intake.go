@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/internal/media"
@@ -41,12 +43,27 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	due := p.now()
+	if !p.remapped { // at start, every unmapped job: bindings may have changed meanwhile
+		due = time.Time{}
+	}
+	held, err := p.Store.Jobs(ctx, JobFilter{States: []State{StateHeld}, DueBefore: due, Limit: 500})
+	if err != nil {
+		return err
+	}
+	for _, j := range held {
+		if Unmapped(&j) {
+			jobs = append(jobs, j)
+		}
+	}
+	p.remapped = true
 	for i := range jobs {
 		j := &jobs[i]
 		sc := p.Sources[j.Source]
 		if sc == nil {
 			continue // a source removed from the config: leave its jobs alone
 		}
+		from := j.State
 		if reason := precheck(j); reason != "" {
 			if err := p.skip(ctx, j, reason); err != nil {
 				return err
@@ -54,22 +71,47 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			continue
 		}
 		res, err := sc.Mapper.Map(ctx, j)
-		if errors.Is(err, ErrNotReady) {
+		switch {
+		case errors.Is(err, ErrNotReady):
 			p.log().Warn("mapping waits", "job", j.ID, "err", err)
 			continue
-		}
-		if err != nil {
+		case errors.Is(err, ErrUnmapped):
+			if from == StateHeld && j.Reason == ReasonUnmapped+": "+err.Error() {
+				j.NextAt, j.UpdatedAt = p.now().Add(remapInterval), p.now() // still no match: look again later, quietly
+				err = p.Store.Update(ctx, j, StateHeld, "")
+			} else {
+				j.NextAt = p.now().Add(remapInterval)
+				reason := ReasonUnmapped + ": " + err.Error()
+				err = p.move(ctx, j, StateHeld, reason, NewEvent(EventHeld, j, map[string]any{"reason": reason}))
+			}
+			if err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+			continue
+		case err != nil:
 			if err := p.skip(ctx, j, err.Error()); err != nil {
 				return err
 			}
 			continue
 		}
 		j.Author, j.ExternalID, j.Metadata = res.Author, res.ExternalID, res.Metadata
+		j.NextAt = time.Time{}
 		if err := p.move(ctx, j, StateReady, ""); err != nil && !errors.Is(err, ErrConflict) {
 			return err
 		}
 	}
 	return nil
+}
+
+// ReasonUnmapped begins the reason of a job held because no member matches its owner.
+const ReasonUnmapped = "unmapped"
+
+// remapInterval is how often held, unmapped jobs are mapped again (new bindings, a changed map).
+const remapInterval = time.Minute
+
+// Unmapped reports whether j waits for its owner to be mapped.
+func Unmapped(j *Job) bool {
+	return j.State == StateHeld && strings.HasPrefix(j.Reason, ReasonUnmapped+":")
 }
 
 // precheck returns why the service would refuse the file ("" when it would take it).

@@ -96,10 +96,12 @@ type Pipeline struct {
 	// job in uploading is looked up instead of retried (default 23 h, inside the 24 h window).
 	IdempotencyWindow time.Duration
 
-	defaults     sync.Once
-	mu           sync.Mutex
-	inFlight     map[string]bool // jobs with an upload running in this process
-	lastFullPass time.Time       // when the tracker last listed queued transcriptions too
+	defaults sync.Once
+	mu       sync.Mutex
+	inFlight map[string]bool // jobs with an upload running in this process
+	// remapped is set once held, unmapped jobs were all mapped again after start.
+	remapped     bool
+	lastFullPass time.Time // when the tracker last listed queued transcriptions too
 }
 
 func (p *Pipeline) now() time.Time {

@@ -310,3 +310,31 @@ func TestFinishedFilesMove(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthorNotMemberMapsAgainOnce: the service refuses the author (not a member); the job goes
+// back through the rules once, with a fresh member list, and is then held with the service's
+// code rather than looping.
+func TestAuthorNotMemberMapsAgainOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	m, err := mapping.New("inbox", "localdir", "i", mapping.Rules{Author: "email:left@acme.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.p.Sources["inbox"].Mapper = m
+	e.put(t, "a.wav", wav(5, 1))
+	e.run(t)
+	jobs, _ := e.store.Jobs(context.Background(), bridge.JobFilter{})
+	if len(jobs) != 1 || jobs[0].State != bridge.StateHeld || !strings.Contains(jobs[0].Reason, api.CodeAuthorNotMember) {
+		t.Fatalf("job = %+v, want held with %s", jobs, api.CodeAuthorNotMember)
+	}
+	hist, _ := e.store.History(context.Background(), jobs[0].ID)
+	remaps := 0
+	for _, c := range hist {
+		if c.To == bridge.StateDiscovered && c.From == bridge.StateUploading {
+			remaps++
+		}
+	}
+	if remaps != 1 {
+		t.Errorf("the job went back to mapping %d times, want once: %+v", remaps, hist)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,9 @@ func (p *Pipeline) StartUploads(ctx context.Context, wg *sync.WaitGroup) error {
 	var due []Job
 	p.mu.Lock()
 	for _, j := range jobs {
+		if Unmapped(&j) {
+			continue // waits for its owner's mapping (MapDiscovered)
+		}
 		if !p.inFlight[j.ID] && len(due) < free {
 			p.inFlight[j.ID] = true
 			due = append(due, j)
@@ -117,6 +121,29 @@ func (p *Pipeline) StartUploads(ctx context.Context, wg *sync.WaitGroup) error {
 }
 
 const reasonNoMinutes = "insufficient_balance: the workspace has no minutes left"
+
+// reasonRemap marks the one return of a job to mapping after author_not_member.
+const reasonRemap = "mapping again after the service refused the author"
+
+// remapOnce reports whether j may go back through the mapping rules after author_not_member:
+// only if it has not done so before (never a loop). It refreshes the source's member list.
+func (p *Pipeline) remapOnce(ctx context.Context, j *Job) bool {
+	hist, err := p.Store.History(ctx, j.ID)
+	if err != nil {
+		return false
+	}
+	for _, c := range hist {
+		if strings.HasPrefix(c.Reason, reasonRemap) {
+			return false
+		}
+	}
+	if sc := p.Sources[j.Source]; sc != nil {
+		if r, ok := sc.Mapper.(Refresher); ok {
+			r.Refresh()
+		}
+	}
+	return true
+}
 
 // uploadJob takes one job through an upload attempt.
 func (p *Pipeline) uploadJob(ctx context.Context, j *Job) error {
@@ -249,6 +276,10 @@ func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
 		return p.move(ctx, j, StateHeld, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes}))
 	case skipCodes[code]:
 		return p.skip(ctx, j, err.Error())
+	case code == api.CodeAuthorNotMember && p.remapOnce(ctx, j):
+		// The member list was stale (someone left, a binding moved): map again, once.
+		j.Author = ""
+		return p.move(ctx, j, StateDiscovered, reasonRemap+": "+err.Error())
 	case holdCodes[code] || (apiErr != nil && (apiErr.Status == 401 || apiErr.Status == 403)):
 		j.NextAt = p.now().Add(holdRecheck)
 		return p.move(ctx, j, StateHeld, err.Error(), NewEvent(EventHeld, j, map[string]any{"reason": err.Error(), "code": code}))

@@ -111,10 +111,15 @@ type SourceConfig struct {
 		// Provider is the identity provider of the source's users (default: the connector's).
 		Provider string `koanf:"provider"`
 		// Rules are tried in order: identity (external:<provider>:<id> when a member holds it),
-		// email (a member with the owner's e-mail).
+		// email (a member with the owner's e-mail), map (the table), static (author).
 		Rules []string `koanf:"rules"`
-		// Otherwise is key_owner (default: upload as the key's creator) or skip.
+		// Otherwise is hold (default: the job waits until a rule matches), key_owner (upload as
+		// the key's creator) or skip.
 		Otherwise string `koanf:"otherwise"`
+		// MapFile is a CSV of external user (id or e-mail), member (email:… or user:…).
+		MapFile string `koanf:"map_file"`
+		// Map is the same table inline.
+		Map map[string]string `koanf:"map"`
 	} `koanf:"mapping"`
 	// Options are the connector's own settings (path, include, ...).
 	Options map[string]any `koanf:",remain"`

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -17,11 +18,20 @@ func openStore(cmd *cobra.Command, cf *configFlags) (*sqlite.Store, *Config, err
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := sqlite.Open(cmd.Context(), cfg.Store.DSN)
+	store, err := openStoreAt(cmd.Context(), cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	return store, cfg, nil
+}
+
+// openStoreAt opens the configured store.
+func openStoreAt(ctx context.Context, cfg *Config) (*sqlite.Store, error) {
+	store, err := sqlite.Open(ctx, cfg.Store.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("store.dsn: %w", err)
+	}
+	return store, nil
 }
 
 func newDeliveriesCmd() *cobra.Command {

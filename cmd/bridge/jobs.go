@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
@@ -76,7 +78,43 @@ func newJobsCmd() *cobra.Command {
 		},
 	}
 	scf.register(show)
-	cmd.AddCommand(list, show)
+	var rcf configFlags
+	var author string
+	release := &cobra.Command{
+		Use:   "release ID --author email:…|user:…",
+		Short: "Assign a held job's author by hand; it is mapped and uploaded on the next step",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := api.ValidateAuthor(author, true); err != nil {
+				return usageError("--author %q: %v", author, err)
+			}
+			store, _, err := openStore(cmd, &rcf)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			j, err := store.Job(cmd.Context(), args[0])
+			if errors.Is(err, bridge.ErrNotFound) {
+				return &exitError{code: exitFailed, err: err}
+			}
+			if err != nil {
+				return err
+			}
+			if j.State != bridge.StateHeld {
+				return &exitError{code: exitFailed, err: fmt.Errorf("job %s is %s, not held", j.ID, j.State)}
+			}
+			j.State, j.Author, j.NextAt, j.UpdatedAt = bridge.StateDiscovered, author, time.Time{}, time.Now().UTC()
+			if err := store.Update(cmd.Context(), j, bridge.StateHeld, "released by hand: author "+author); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "job %s released with author %s; bridge run uploads it\n", j.ID, author)
+			return nil
+		},
+	}
+	release.Flags().StringVar(&author, "author", "", "the member who owns the recording: email:<address> or user:<uuid>")
+	release.MarkFlagRequired("author")
+	rcf.register(release)
+	cmd.AddCommand(list, show, release)
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -113,11 +114,12 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			return usageError("sources[%d]: %v", i, err)
 		}
 		m, err := mapping.New(s.Name, s.Type, instance, mapping.Rules{Author: s.Author, ExternalID: s.ExternalID, Metadata: s.Metadata,
-			Provider: s.Mapping.Provider, Resolve: s.Mapping.Rules, Otherwise: s.Mapping.Otherwise, Members: members})
+			Provider: s.Mapping.Provider, Resolve: s.Mapping.Rules, Otherwise: s.Mapping.Otherwise, Members: members,
+			Map: s.Mapping.Map, MapFile: s.Mapping.MapFile})
 		if err != nil {
 			return usageError("sources[%d].%v", i, err)
 		}
-		needMembers = needMembers || len(s.Mapping.Rules) > 0
+		needMembers = needMembers || slices.Contains(s.Mapping.Rules, mapping.RuleIdentity) || slices.Contains(s.Mapping.Rules, mapping.RuleEmail)
 		if ps, ok := src.(connectors.Pusher); ok {
 			pushers[s.Name] = ps
 		}

@@ -50,6 +50,9 @@ type Config struct {
 	// MoveFinished moves a file to done/ or failed/ (keeping its relative path) once its job is
 	// final; skipped files go to failed/ too.
 	MoveFinished bool
+	// OwnerFrom "folder": the first folder under Path names the file's owner (an e-mail or an
+	// id), one folder per person; files at the top have none.
+	OwnerFrom string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -95,6 +98,9 @@ func New(cfg Config) (*Source, error) {
 		if err := g.Validate(); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.OwnerFrom != "" && cfg.OwnerFrom != "folder" {
+		return nil, fmt.Errorf("owner_from: %q is not folder", cfg.OwnerFrom)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -164,14 +170,21 @@ func (s *Source) observe(rel string, info fs.FileInfo, now time.Time) (bridge.Re
 	if now.Sub(o.since) < s.cfg.StableFor && now.Sub(info.ModTime()) < s.cfg.StableFor {
 		return bridge.Recording{}, false
 	}
-	return bridge.Recording{
+	r := bridge.Recording{
 		ItemID:  rel,
 		Version: version(info),
 		Name:    path.Base(rel),
 		Size:    info.Size(),
 		ModTime: info.ModTime().UTC(),
 		Link:    "file://" + filepath.ToSlash(filepath.Join(s.abs(), rel)),
-	}, true
+	}
+	if first, _, ok := strings.Cut(rel, "/"); ok && s.cfg.OwnerFrom == "folder" {
+		r.Owner = &bridge.Owner{Provider: "localdir", ID: first}
+		if strings.Contains(first, "@") {
+			r.Owner.Email = first
+		}
+	}
+	return r, true
 }
 
 func (s *Source) abs() string {

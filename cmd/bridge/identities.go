@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/mapping"
+)
+
+// configuredClient builds the API client from the configuration (api.base_url and the key);
+// the in-process sandbox has nothing to bind, so a base URL is required.
+func configuredClient(cfg *Config) (*api.Client, error) {
+	if cfg.API.BaseURL == "" {
+		return nil, usageError("api.base_url: required here (the in-process sandbox only lives while bridge run does)")
+	}
+	key := cfg.API.Key
+	if key == "" {
+		b, err := os.ReadFile(cfg.API.KeyFile)
+		if err != nil {
+			return nil, usageError("api.key_file: %v", err)
+		}
+		key = strings.TrimSpace(string(b))
+	}
+	c, err := api.New(api.Config{BaseURL: cfg.API.BaseURL, Key: key, DataPerMinute: cfg.API.RequestsPerMinute})
+	if err != nil {
+		return nil, usageError("api: %v", err)
+	}
+	return c, nil
+}
+
+// identityPlan gathers the source's external users (what it lists now, and the owners of its
+// held jobs) and plans their bindings.
+func identityPlan(ctx context.Context, cfg *Config, name string, prune bool) (*api.Client, []mapping.Action, error) {
+	src, sc, err := sourceByName(cfg, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	provider := sc.Mapping.Provider
+	if provider == "" {
+		provider = sc.Type
+	}
+	m, err := mapping.New(sc.Name, sc.Type, "plan", mapping.Rules{Provider: provider, Map: sc.Mapping.Map, MapFile: sc.Mapping.MapFile})
+	if err != nil {
+		return nil, nil, usageError("sources %s: %v", name, err)
+	}
+	client, err := configuredClient(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, _, err := src.List(ctx, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("source %s: %w", name, err)
+	}
+	var owners []bridge.Owner
+	for _, r := range recs {
+		if r.Owner != nil {
+			owners = append(owners, *r.Owner)
+		}
+	}
+	if store, err := openStoreAt(ctx, cfg); err == nil {
+		held, _ := store.Jobs(ctx, bridge.JobFilter{States: []bridge.State{bridge.StateHeld}, Source: name})
+		for _, j := range held {
+			if j.Owner != nil {
+				owners = append(owners, *j.Owner)
+			}
+		}
+		store.Close()
+	}
+	plan, err := m.Plan(ctx, client, owners, prune)
+	return client, plan, err
+}
+
+func printPlan(w *tabwriter.Writer, plan []mapping.Action, outcome func(i int) string) {
+	fmt.Fprintln(w, "EXTERNAL USER\tE-MAIL\tMEMBER\tACTION\tWHY")
+	for i, a := range plan {
+		act := a.Kind
+		if o := outcome(i); o != "" {
+			act = o
+		}
+		fmt.Fprintf(w, "%s:%s\t%s\t%s\t%s\t%s\n", a.Identity.Provider, a.Identity.ExternalID, a.Email, a.MemberMail, act, a.Why)
+	}
+	w.Flush()
+}
+
+func newIdentitiesCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "identities", Short: "Bind the sources' external users to workspace members"}
+	var cf configFlags
+	var source string
+	var prune bool
+	plan := &cobra.Command{
+		Use:   "plan --source NAME",
+		Short: "Show which external users would be bound to which members, and which are unmatched",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			_, p, err := identityPlan(cmd.Context(), cfg, source, prune)
+			if err != nil {
+				return err
+			}
+			printPlan(tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0), p, func(int) string { return "" })
+			return nil
+		},
+	}
+	apply := &cobra.Command{
+		Use:   "apply --source NAME [--prune]",
+		Short: "Perform the plan: PUT the bindings (conflicts reported, never overwritten); --prune DELETEs those the map no longer has",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			client, p, err := identityPlan(cmd.Context(), cfg, source, prune)
+			if err != nil {
+				return err
+			}
+			res, err := mapping.Apply(cmd.Context(), client, p)
+			outcomes := map[string]string{}
+			for _, r := range res {
+				outcomes[r.Identity.ExternalID+"\x00"+r.Kind] = r.Outcome
+			}
+			printPlan(tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0), p, func(i int) string {
+				return outcomes[p[i].Identity.ExternalID+"\x00"+p[i].Kind]
+			})
+			return err
+		},
+	}
+	for _, c := range []*cobra.Command{plan, apply} {
+		cf.register(c)
+		c.Flags().StringVar(&source, "source", "", "the source whose users to bind")
+		c.Flags().BoolVar(&prune, "prune", false, "also remove bindings of the provider that the map no longer has")
+		c.MarkFlagRequired("source")
+		cmd.AddCommand(c)
+	}
+	return cmd
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/sandbox"
+	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
+)
+
+// TestOwnersMapToMembers: recordings of three external users (one folder each: one bound to
+// Sam, one named by the owner's e-mail, one unknown) → two transcripts with the right authors
+// and one held job, which completes after `identities apply` binds its user from the map.
+func TestOwnersMapToMembers(t *testing.T) {
+	sb := sandboxtest.Start(t, func(o *sandbox.Options) { o.TimeScale = 0.01 })
+	c, _ := api.New(api.Config{BaseURL: sb.URL, Key: sandboxtest.OwnerKey})
+	if _, err := c.PutIdentity(context.Background(), sandboxtest.SamID, api.Identity{Provider: "sso", ExternalID: "u-bound"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for i, folder := range []string{"u-bound", "owner@acme.test", "u-stranger"} {
+		os.MkdirAll(filepath.Join(dir, "inbox", folder), 0o755)
+		os.WriteFile(filepath.Join(dir, "inbox", folder, fmt.Sprintf("call-%d.wav", i)), wavBytes(4, uint32(i+1)), 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "users.csv"), []byte("external user,member\nu-stranger,email:sam@acme.test\n"), 0o644)
+	config := filepath.Join(dir, "bridge.yaml")
+	os.WriteFile(config, fmt.Appendf(nil, `
+api: {base_url: %q, key: %q, poll_interval: 1s}
+store: {dsn: %q}
+sources:
+  - name: inbox
+    type: localdir
+    path: %q
+    stable_for: 0s
+    owner_from: folder
+    mapping: {provider: sso, rules: [identity, email], map_file: %q, otherwise: hold}
+`, sb.URL, sandboxtest.OwnerKey, filepath.Join(dir, "bridge.db"), filepath.Join(dir, "inbox"), filepath.Join(dir, "users.csv")), 0o644)
+
+	code, out, errs := cli("run", "--once", "--config", config)
+	if code != 3 || !strings.Contains(out, "done 2") || !strings.Contains(out, "held 1") {
+		t.Fatalf("first run = %d, %q; want exit 3 with 2 done and 1 held\n%s", code, out, tail(errs, 10))
+	}
+	authors := func() map[string]string {
+		out := map[string]string{}
+		for ext, it := range completed(t, sb.URL) {
+			out[ext[strings.LastIndex(ext, ":")+1:strings.LastIndex(ext, "@")]] = it.Author.ID
+		}
+		return out
+	}
+	got := authors()
+	if got["u-bound/call-0.wav"] != sandboxtest.SamID || got["owner@acme.test/call-1.wav"] != sandboxtest.OwnerID || len(got) != 2 {
+		t.Errorf("authors = %v; want call-0 by Sam (identity), call-1 by the owner (e-mail), call-2 held", got)
+	}
+	if code, out, _ := cli("jobs", "list", "--state", "held", "--config", config); code != 0 || !strings.Contains(out, "unmapped: no member matches the owner localdir:u-stranger") {
+		t.Errorf("jobs list --state held = %d\n%s", code, out)
+	}
+
+	code, out, errs = cli("identities", "plan", "--source", "inbox", "--config", config)
+	if code != 0 || !strings.Contains(out, "sso:u-bound") || !regexpMatch(`sso:u-stranger +sam@acme.test +bind +by map`, out) {
+		t.Errorf("identities plan = %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = cli("identities", "apply", "--source", "inbox", "--config", config)
+	if code != 0 || !regexpMatch(`sso:u-stranger +sam@acme.test +created`, out) {
+		t.Errorf("identities apply = %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = cli("run", "--once", "--config", config)
+	if code != 0 || !strings.Contains(out, "done 3") {
+		t.Fatalf("run after the binding = %d, %q; want all 3 done\n%s", code, out, tail(errs, 10))
+	}
+	if got := authors(); got["u-stranger/call-2.wav"] != sandboxtest.SamID {
+		t.Errorf("authors after apply = %v; want call-2 by Sam (bound by the map)", got)
+	}
+	if code, out, _ := cli("identities", "apply", "--source", "inbox", "--config", config); code != 0 || strings.Contains(out, "created") {
+		t.Errorf("a second apply = %d\n%s; want nothing created", code, out)
+	}
+}
