@@ -135,3 +135,25 @@ func (m *Members) Invalidate() {
 	m.all = nil
 	m.mu.Unlock()
 }
+
+// AuthorFor applies the owner rules to o, in the form PATCH /transcriptions/{id} takes: an
+// external identity is replaced by its member's e-mail. ok is false when no rule matches.
+func (m *Mapper) AuthorFor(ctx context.Context, o *bridge.Owner) (string, bool, error) {
+	author, ok, err := m.resolveOwner(ctx, o)
+	if err != nil || !ok || !strings.HasPrefix(author, "external:") {
+		return author, ok, err
+	}
+	all, err := m.members.List(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	provider, id, _ := strings.Cut(strings.TrimPrefix(author, "external:"), ":")
+	for _, mem := range all {
+		for _, x := range mem.Identities {
+			if x.Provider == provider && x.ExternalID == id {
+				return "email:" + mem.Email, true, nil
+			}
+		}
+	}
+	return "", false, nil
+}

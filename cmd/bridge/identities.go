@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -135,7 +137,21 @@ func newIdentitiesCmd() *cobra.Command {
 			return err
 		},
 	}
-	for _, c := range []*cobra.Command{plan, apply} {
+	var doIt bool
+	reassign := &cobra.Command{
+		Use:   "reassign --source NAME [--apply]",
+		Short: "After bindings change, set the authors of the source's transcriptions to their owners' members (a dry run without --apply)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			return reassignAuthors(cmd, cfg, source, doIt)
+		},
+	}
+	reassign.Flags().BoolVar(&doIt, "apply", false, "PATCH the authors (default: only show what would change)")
+	for _, c := range []*cobra.Command{plan, apply, reassign} {
 		cf.register(c)
 		c.Flags().StringVar(&source, "source", "", "the source whose users to bind")
 		c.Flags().BoolVar(&prune, "prune", false, "also remove bindings of the provider that the map no longer has")
@@ -143,4 +159,101 @@ func newIdentitiesCmd() *cobra.Command {
 		cmd.AddCommand(c)
 	}
 	return cmd
+}
+
+// reassignAuthors maps each uploaded job's owner again with the current bindings and, with
+// doIt, PATCHes the transcriptions whose author changes.
+func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool) error {
+	ctx := cmd.Context()
+	_, sc, err := sourceByName(cfg, name)
+	if err != nil {
+		return err
+	}
+	if len(sc.Mapping.Rules) == 0 {
+		return usageError("source %s: reassign needs mapping.rules", name)
+	}
+	client, err := configuredClient(cfg)
+	if err != nil {
+		return err
+	}
+	m, err := mapping.New(sc.Name, sc.Type, "reassign", mapping.Rules{Provider: sc.Mapping.Provider, Resolve: sc.Mapping.Rules,
+		Otherwise: sc.Mapping.Otherwise, Map: sc.Mapping.Map, MapFile: sc.Mapping.MapFile, Author: sc.Author,
+		Members: &mapping.Members{Dir: client}})
+	if err != nil {
+		return usageError("source %s: %v", name, err)
+	}
+	store, err := openStoreAt(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	jobs, err := store.Jobs(ctx, bridge.JobFilter{Source: name, States: []bridge.State{bridge.StateQueued, bridge.StateProcessing, bridge.StateTranscribed, bridge.StateDone}})
+	if err != nil {
+		return err
+	}
+	members, err := client.Members(ctx)
+	if err != nil {
+		return fmt.Errorf("members: %w", err)
+	}
+	// member resolves any author form to the member's e-mail form, to compare like with like.
+	member := func(author string) string {
+		kind, val, _ := strings.Cut(author, ":")
+		for _, mem := range members {
+			switch {
+			case kind == "email" && strings.EqualFold(val, mem.Email), kind == "user" && val == mem.ID:
+				return "email:" + mem.Email
+			case kind == "external":
+				for _, id := range mem.Identities {
+					if "external:"+id.Provider+":"+id.ExternalID == author {
+						return "email:" + mem.Email
+					}
+				}
+			}
+		}
+		return author
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TRANSCRIPTION\tITEM\tAUTHOR NOW\tAUTHOR THEN\tACTION")
+	changed, failed := 0, 0
+	for _, j := range jobs {
+		want, ok, err := m.AuthorFor(ctx, j.Owner)
+		if err != nil {
+			return err
+		}
+		if !ok || j.TranscriptionID == "" {
+			continue
+		}
+		t, err := client.Get(ctx, j.TranscriptionID) // who owns it now, upstream
+		if errors.Is(err, api.ErrNotFound) { // deleted upstream since
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		then := "email:" + t.Author.Email
+		if member(want) == member(then) {
+			continue
+		}
+		action := "would reassign"
+		if doIt {
+			if _, err := client.Assign(ctx, j.TranscriptionID, want); err != nil {
+				action, failed = "error: "+err.Error(), failed+1
+			} else {
+				from := j.State
+				j.Author, j.UpdatedAt = want, time.Now().UTC()
+				if err := store.Update(ctx, &j, from, "reassigned to "+want); err != nil {
+					return err
+				}
+				action = "reassigned"
+			}
+		}
+		changed++
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", j.TranscriptionID, j.ItemID, want, then, action)
+	}
+	w.Flush()
+	fmt.Fprintf(cmd.OutOrStdout(), "%d transcription(s) to reassign\n", changed)
+	if failed > 0 {
+		return fmt.Errorf("%d reassignment(s) failed", failed)
+	}
+	return nil
 }

@@ -78,4 +78,27 @@ sources:
 	if code, out, _ := cli("identities", "apply", "--source", "inbox", "--config", config); code != 0 || strings.Contains(out, "created") {
 		t.Errorf("a second apply = %d\n%s; want nothing created", code, out)
 	}
+
+	// The binding moves to the owner: reassign shows, then makes, the change.
+	ctx := context.Background()
+	if err := c.DeleteIdentity(ctx, sandboxtest.SamID, "sso", "u-stranger"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutIdentity(ctx, sandboxtest.OwnerID, api.Identity{Provider: "sso", ExternalID: "u-stranger"}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = cli("identities", "reassign", "--source", "inbox", "--config", config)
+	if code != 0 || !regexpMatch(`u-stranger/call-2.wav +email:owner@acme.test +email:sam@acme.test +would reassign`, out) ||
+		!strings.Contains(out, "1 transcription(s) to reassign") {
+		t.Errorf("reassign (dry run) = %d\n%s%s", code, out, errs)
+	}
+	if got := authors(); got["u-stranger/call-2.wav"] != sandboxtest.SamID {
+		t.Errorf("a dry run changed the author: %v", got)
+	}
+	if code, out, errs = cli("identities", "reassign", "--source", "inbox", "--apply", "--config", config); code != 0 || !strings.Contains(out, "reassigned") {
+		t.Errorf("reassign --apply = %d\n%s%s", code, out, errs)
+	}
+	if got := authors(); got["u-stranger/call-2.wav"] != sandboxtest.OwnerID || got["u-bound/call-0.wav"] != sandboxtest.SamID {
+		t.Errorf("authors after reassign = %v; want call-2 by the owner, the others unchanged", got)
+	}
 }
