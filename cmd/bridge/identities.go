@@ -224,7 +224,7 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool) er
 			continue
 		}
 		t, err := client.Get(ctx, j.TranscriptionID) // who owns it now, upstream
-		if errors.Is(err, api.ErrNotFound) { // deleted upstream since
+		if errors.Is(err, api.ErrNotFound) {         // deleted upstream since
 			continue
 		}
 		if err != nil {
