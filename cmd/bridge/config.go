@@ -120,6 +120,9 @@ type SourceConfig struct {
 		MapFile string `koanf:"map_file"`
 		// Map is the same table inline.
 		Map map[string]string `koanf:"map"`
+		// Sync is a cron spec on which bridge run performs identities apply for this source
+		// (binding its users from the map and by e-mail); empty: only by hand.
+		Sync string `koanf:"sync"`
 	} `koanf:"mapping"`
 	// Options are the connector's own settings (path, include, ...).
 	Options map[string]any `koanf:",remain"`

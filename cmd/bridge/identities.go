@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -38,11 +39,11 @@ func configuredClient(cfg *Config) (*api.Client, error) {
 }
 
 // identityPlan gathers the source's external users (what it lists now, and the owners of its
-// held jobs) and plans their bindings.
-func identityPlan(ctx context.Context, cfg *Config, name string, prune bool) (*api.Client, []mapping.Action, error) {
+// held jobs in store) and plans their bindings with client.
+func identityPlan(ctx context.Context, cfg *Config, name string, prune bool, client *api.Client, store bridge.Store) ([]mapping.Action, error) {
 	src, sc, err := sourceByName(cfg, name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	provider := sc.Mapping.Provider
 	if provider == "" {
@@ -50,15 +51,11 @@ func identityPlan(ctx context.Context, cfg *Config, name string, prune bool) (*a
 	}
 	m, err := mapping.New(sc.Name, sc.Type, "plan", mapping.Rules{Provider: provider, Map: sc.Mapping.Map, MapFile: sc.Mapping.MapFile})
 	if err != nil {
-		return nil, nil, usageError("sources %s: %v", name, err)
-	}
-	client, err := configuredClient(cfg)
-	if err != nil {
-		return nil, nil, err
+		return nil, usageError("sources %s: %v", name, err)
 	}
 	recs, _, err := src.List(ctx, "")
 	if err != nil {
-		return nil, nil, fmt.Errorf("source %s: %w", name, err)
+		return nil, fmt.Errorf("source %s: %w", name, err)
 	}
 	var owners []bridge.Owner
 	for _, r := range recs {
@@ -66,17 +63,51 @@ func identityPlan(ctx context.Context, cfg *Config, name string, prune bool) (*a
 			owners = append(owners, *r.Owner)
 		}
 	}
-	if store, err := openStoreAt(ctx, cfg); err == nil {
-		held, _ := store.Jobs(ctx, bridge.JobFilter{States: []bridge.State{bridge.StateHeld}, Source: name})
-		for _, j := range held {
-			if j.Owner != nil {
-				owners = append(owners, *j.Owner)
-			}
-		}
-		store.Close()
+	held, err := store.Jobs(ctx, bridge.JobFilter{States: []bridge.State{bridge.StateHeld}, Source: name})
+	if err != nil {
+		return nil, err
 	}
-	plan, err := m.Plan(ctx, client, owners, prune)
+	for _, j := range held {
+		if j.Owner != nil {
+			owners = append(owners, *j.Owner)
+		}
+	}
+	return m.Plan(ctx, client, owners, prune)
+}
+
+// planFromConfig opens what identityPlan needs from the configuration.
+func planFromConfig(ctx context.Context, cfg *Config, name string, prune bool) (*api.Client, []mapping.Action, error) {
+	client, err := configuredClient(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := openStoreAt(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer store.Close()
+	plan, err := identityPlan(ctx, cfg, name, prune, client, store)
 	return client, plan, err
+}
+
+// syncIdentities is the scheduled form of identities apply (mapping.sync), logged.
+func syncIdentities(ctx context.Context, cfg *Config, name string, client *api.Client, store bridge.Store, log *slog.Logger) {
+	plan, err := identityPlan(ctx, cfg, name, false, client, store)
+	if err != nil {
+		log.Error("identity sync", "source", name, "err", err)
+		return
+	}
+	res, err := mapping.Apply(ctx, client, plan)
+	counts := map[string]int{}
+	for _, r := range res {
+		counts[strings.SplitN(r.Outcome, ":", 2)[0]]++
+	}
+	for _, a := range plan {
+		if a.Kind == mapping.ActUnmatched || a.Kind == mapping.ActMissing || a.Kind == mapping.ActInvalid {
+			counts[a.Kind]++
+		}
+	}
+	log.Info("identity sync", "source", name, "outcomes", counts, "err", err)
 }
 
 func printPlan(w *tabwriter.Writer, plan []mapping.Action, outcome func(i int) string) {
@@ -105,7 +136,7 @@ func newIdentitiesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, p, err := identityPlan(cmd.Context(), cfg, source, prune)
+			_, p, err := planFromConfig(cmd.Context(), cfg, source, prune)
 			if err != nil {
 				return err
 			}
@@ -122,7 +153,7 @@ func newIdentitiesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, p, err := identityPlan(cmd.Context(), cfg, source, prune)
+			client, p, err := planFromConfig(cmd.Context(), cfg, source, prune)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/transcript-bridge/bridge/api"
@@ -172,6 +173,19 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 				log.Error("relay", "err", err)
 			}
 		}()
+	}
+	if !once {
+		syncs := cron.New(cron.WithChain(cron.Recover(cron.DefaultLogger), cron.SkipIfStillRunning(cron.DefaultLogger)))
+		for _, s := range cfg.Sources {
+			if s.Mapping.Sync == "" {
+				continue
+			}
+			if _, err := syncs.AddFunc(s.Mapping.Sync, func() { syncIdentities(ctx, cfg, s.Name, client, store, log) }); err != nil {
+				return usageError("sources %s: mapping.sync %q: %v", s.Name, s.Mapping.Sync, err)
+			}
+		}
+		syncs.Start()
+		defer func() { <-syncs.Stop().Done() }()
 	}
 	if !once && (len(pushers) > 0 || cfg.Server.Addr != "") {
 		stop, err := serveHooks(ctx, cfg, cfgTypes(cfg), pushers, p, log)
