@@ -66,3 +66,9 @@ type EventRef struct {
 	// TranscriptionID is the service's id, when known.
 	TranscriptionID string `json:"transcription_id,omitempty"`
 }
+
+// Export events (no job: JobID is empty).
+const (
+	EventExportCompleted = "export.completed"
+	EventExportFailed    = "export.failed"
+)

@@ -1,0 +1,118 @@
+// Package export writes scheduled archives of completed transcripts: each run lists what was
+// created since the export's checkpoint, downloads it (bulk ZIPs of at most 100, or one file
+// each), streams it to a folder or an S3 prefix with a checksummed manifest, and only then
+// moves the checkpoint. One runner per (export, tick) across replicas.
+package export
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Formats and layouts.
+const (
+	LayoutZip   = "zip"
+	LayoutFiles = "files"
+)
+
+// Filter narrows what an export takes; zero fields match everything.
+type Filter struct {
+	ProjectID string            `koanf:"project_id"`
+	Language  string            `koanf:"language"`
+	Metadata  map[string]string `koanf:"metadata"`
+	// Source keeps transcriptions the bridge uploaded from this source.
+	Source string `koanf:"source"`
+}
+
+// Config is one export.
+type Config struct {
+	// Name identifies the export (runs and checkpoint are kept under it).
+	Name string `koanf:"name"`
+	// Schedule is a cron spec, optionally with CRON_TZ= ("CRON_TZ=Europe/Berlin 0 2 * * *").
+	Schedule string `koanf:"schedule"`
+	// Format is md, txt or json.
+	Format string `koanf:"format"`
+	// Layout is zip (bulk archives of at most 100) or files (one file each).
+	Layout string `koanf:"layout"`
+	// Destination is a folder or s3://bucket/prefix, a template over .Date (the tick's day,
+	// 2006-01-02), .Time (150405) and .Name.
+	Destination string `koanf:"destination"`
+	// Filter narrows the transcriptions.
+	Filter Filter `koanf:"filter"`
+	// Since is where the first run starts (2006-01-02 or RFC 3339; default: 24 hours before the
+	// first tick).
+	Since string `koanf:"since"`
+	// Keep is how many runs a folder destination keeps (0: all).
+	Keep int `koanf:"keep"`
+	// S3 configures an s3:// destination (region, endpoint, path_style, credentials).
+	S3 S3Config `koanf:"s3"`
+
+	since time.Time
+	dest  *template.Template
+	sched cron.Schedule
+}
+
+// S3Config reaches an S3 or S3-compatible destination.
+type S3Config struct {
+	Region              string `koanf:"region"`
+	Endpoint            string `koanf:"endpoint"`
+	PathStyle           bool   `koanf:"path_style"`
+	AccessKeyID         string `koanf:"access_key_id"`
+	SecretAccessKeyFile string `koanf:"secret_access_key_file"`
+}
+
+// Validate checks the export and compiles its schedule and destination; errors name the key.
+func (c *Config) Validate() error {
+	if c.Format == "" {
+		c.Format = "md"
+	}
+	if c.Layout == "" {
+		c.Layout = LayoutZip
+	}
+	switch {
+	case c.Name == "" || strings.ContainsAny(c.Name, "/\\ "):
+		return fmt.Errorf("name: %q must be set and hold no slash or space", c.Name)
+	case c.Format != "md" && c.Format != "txt" && c.Format != "json":
+		return fmt.Errorf("format: %q is not md, txt or json", c.Format)
+	case c.Layout != LayoutZip && c.Layout != LayoutFiles:
+		return fmt.Errorf("layout: %q is not zip or files", c.Layout)
+	case c.Destination == "":
+		return errors.New("destination: required (a folder or s3://bucket/prefix)")
+	case c.Keep < 0:
+		return fmt.Errorf("keep: %d is negative", c.Keep)
+	}
+	sched, err := cron.ParseStandard(c.Schedule)
+	if err != nil {
+		return fmt.Errorf("schedule %q: %w", c.Schedule, err)
+	}
+	c.sched = sched
+	if c.dest, err = template.New("destination").Option("missingkey=error").Parse(c.Destination); err != nil {
+		return fmt.Errorf("destination: %w", err)
+	}
+	if _, err := c.where(time.Now()); err != nil {
+		return fmt.Errorf("destination: %w", err)
+	}
+	if c.Since != "" {
+		if c.since, err = time.Parse("2006-01-02", c.Since); err != nil {
+			if c.since, err = time.Parse(time.RFC3339, c.Since); err != nil {
+				return fmt.Errorf("since: %q is not 2006-01-02 or RFC 3339", c.Since)
+			}
+		}
+	}
+	return nil
+}
+
+// where renders the destination for a run at tick.
+func (c *Config) where(tick time.Time) (string, error) {
+	var b strings.Builder
+	err := c.dest.Execute(&b, map[string]string{"Date": tick.Format("2006-01-02"), "Time": tick.Format("150405"), "Name": c.Name})
+	return b.String(), err
+}
+
+// Next is the export's first tick after t.
+func (c *Config) Next(t time.Time) time.Time { return c.sched.Next(t) }

@@ -1,0 +1,115 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Destination receives a run's files, each whole or not at all.
+type Destination interface {
+	// Temp returns a scratch file to download into (near the destination, for a cheap commit).
+	Temp() (*os.File, error)
+	// Commit makes the closed scratch file f the run's file name, atomically; f is consumed.
+	Commit(ctx context.Context, f string, name string) error
+	// Clean removes the run's files not named in keep (what a killed attempt left).
+	Clean(ctx context.Context, keep map[string]bool) error
+	// Prune keeps the newest n runs of export; a no-op where runs are not folders.
+	Prune(ctx context.Context, export string, n int) error
+	// String names the destination for logs and the manifest.
+	String() string
+}
+
+// Open returns the destination at location: s3://bucket/prefix, else a folder.
+func Open(ctx context.Context, c *Config, location string) (Destination, error) {
+	if rest, ok := strings.CutPrefix(location, "s3://"); ok {
+		return openS3(ctx, c.S3, rest)
+	}
+	if err := os.MkdirAll(location, 0o755); err != nil {
+		return nil, fmt.Errorf("destination %s: %w", location, err)
+	}
+	return folder(location), nil
+}
+
+// folder is a local folder destination.
+type folder string
+
+var _ Destination = folder("")
+
+func (d folder) String() string { return string(d) }
+
+func (d folder) Temp() (*os.File, error) { return os.CreateTemp(string(d), ".partial-*") }
+
+// Commit syncs f and renames it into place.
+func (d folder) Commit(_ context.Context, f, name string) error {
+	h, err := os.Open(f)
+	if err != nil {
+		return err
+	}
+	err = h.Sync()
+	h.Close()
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(f, filepath.Join(string(d), name)); err != nil {
+		return fmt.Errorf("destination %s: %w", d, err)
+	}
+	if dir, err := os.Open(string(d)); err == nil { // the rename itself, durable
+		dir.Sync()
+		dir.Close()
+	}
+	return nil
+}
+
+func (d folder) Clean(_ context.Context, keep map[string]bool) error {
+	entries, err := os.ReadDir(string(d))
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() && !keep[e.Name()] {
+			if err := os.Remove(filepath.Join(string(d), e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Prune removes the oldest run folders beside this one beyond n; only folders holding a
+// manifest of this export are ever touched.
+func (d folder) Prune(_ context.Context, export string, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	parent := filepath.Dir(string(d))
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return err
+	}
+	var runs []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(parent, e.Name(), ManifestName))
+		var m struct {
+			Export string `json:"export"`
+		}
+		if err == nil && json.Unmarshal(b, &m) == nil && m.Export == export {
+			runs = append(runs, e.Name())
+		}
+	}
+	sort.Strings(runs)
+	for len(runs) > n {
+		if err := os.RemoveAll(filepath.Join(parent, runs[0])); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		runs = runs[1:]
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// s3dest is an S3 (or S3-compatible) prefix; an object appears only once its upload completed.
+type s3dest struct {
+	client         *s3.Client
+	bucket, prefix string
+}
+
+var _ Destination = (*s3dest)(nil)
+
+func openS3(ctx context.Context, c S3Config, rest string) (*s3dest, error) {
+	bucket, prefix, _ := strings.Cut(rest, "/")
+	if bucket == "" {
+		return nil, fmt.Errorf("destination s3://%s: no bucket", rest)
+	}
+	var loads []func(*awsconfig.LoadOptions) error
+	if c.Region != "" {
+		loads = append(loads, awsconfig.WithRegion(c.Region))
+	}
+	if c.AccessKeyID != "" {
+		secret, err := os.ReadFile(c.SecretAccessKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("s3.secret_access_key_file: %w", err)
+		}
+		loads = append(loads, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(c.AccessKeyID, strings.TrimSpace(string(secret)), "")))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, loads...)
+	if err != nil {
+		return nil, fmt.Errorf("aws configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = c.PathStyle
+		if c.Endpoint != "" {
+			o.BaseEndpoint = aws.String(c.Endpoint)
+		}
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	})
+	return &s3dest{client: client, bucket: bucket, prefix: strings.Trim(prefix, "/")}, nil
+}
+
+func (d *s3dest) String() string { return "s3://" + d.bucket + "/" + d.prefix }
+
+func (d *s3dest) key(name string) string { return path.Join(d.prefix, name) }
+
+func (d *s3dest) Temp() (*os.File, error) { return os.CreateTemp("", "bridge-export-*") }
+
+// Commit uploads f (streamed from disk, its size as the length) and removes it.
+func (d *s3dest) Commit(ctx context.Context, f, name string) error {
+	defer os.Remove(f)
+	h, err := os.Open(f)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	st, err := h.Stat()
+	if err != nil {
+		return err
+	}
+	if _, err := d.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.key(name)),
+		Body: h, ContentLength: aws.Int64(st.Size())}); err != nil {
+		return fmt.Errorf("upload %s/%s: %w", d, name, err)
+	}
+	return nil
+}
+
+func (d *s3dest) Clean(ctx context.Context, keep map[string]bool) error {
+	p := s3.NewListObjectsV2Paginator(d.client, &s3.ListObjectsV2Input{Bucket: aws.String(d.bucket), Prefix: aws.String(d.prefix + "/")})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list %s: %w", d, err)
+		}
+		for _, o := range page.Contents {
+			name := strings.TrimPrefix(aws.ToString(o.Key), d.prefix+"/")
+			if strings.Contains(name, "/") || keep[name] {
+				continue
+			}
+			if _, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(d.bucket), Key: o.Key}); err != nil {
+				return fmt.Errorf("delete %s: %w", aws.ToString(o.Key), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (d *s3dest) Prune(context.Context, string, int) error { return nil }

@@ -1,0 +1,167 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+// ErrBusy is returned when another runner holds the (export, tick).
+var ErrBusy = errors.New("another runner has this export's tick")
+
+// RunTick performs c's scheduled run at tick over [checkpoint, tick).
+func (e *Exporter) RunTick(ctx context.Context, c *Config, tick time.Time) (*Manifest, error) {
+	return e.RunWindow(ctx, c, tick, Window{}, false)
+}
+
+// RunWindow performs a run of c for tick over w (zero: from the checkpoint, else since, else a
+// day before, until tick). It claims (export, tick) first, so one runner does it across
+// replicas, and moves the checkpoint only after the destination holds the whole run, when the
+// window continues it. A dry run only lists.
+func (e *Exporter) RunWindow(ctx context.Context, c *Config, tick time.Time, w Window, dry bool) (*Manifest, error) {
+	cp, hasCP, err := e.Store.Checkpoint(ctx, c.Name)
+	if err != nil {
+		return nil, err
+	}
+	if w.From.IsZero() {
+		switch {
+		case hasCP:
+			w.From = cp
+		case !c.since.IsZero():
+			w.From = c.since
+		default:
+			w.From = tick.Add(-24 * time.Hour)
+		}
+	}
+	if w.Until.IsZero() {
+		w.Until = tick
+	}
+	if !w.From.Before(w.Until) {
+		return nil, fmt.Errorf("export %s: empty window %s..%s", c.Name, w.From.Format(time.RFC3339), w.Until.Format(time.RFC3339))
+	}
+	if dry {
+		items, err := e.List(ctx, c, w)
+		if err != nil {
+			return nil, err
+		}
+		return &Manifest{Export: c.Name, Tick: tick, Window: w, Format: c.Format, Layout: c.Layout, Counts: Counts{Listed: len(items)}}, nil
+	}
+	lease := e.Lease
+	if lease == 0 {
+		lease = 10 * time.Minute
+	}
+	ok, err := e.Store.ClaimRun(ctx, c.Name, tick, e.now(), lease)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrBusy
+	}
+	run := Run{Export: c.Name, Tick: tick, From: w.From, Until: w.Until, StartedAt: e.now()}
+	m, err := e.write(ctx, c, tick, w, &run, lease)
+	run.FinishedAt = e.now()
+	advance := err == nil && (!hasCP || !w.From.After(cp) && w.Until.After(cp))
+	data := map[string]any{"export": c.Name, "tick": tick, "window": w, "location": run.Location}
+	ev := bridge.Event{Type: bridge.EventExportCompleted}
+	if err != nil {
+		run.Status, run.Error, ev.Type = StatusFailed, err.Error(), bridge.EventExportFailed
+		data["error"] = err.Error()
+	} else {
+		run.Status = StatusCompleted
+		run.Listed, run.Exported, run.Skipped = m.Counts.Listed, m.Counts.Exported, m.Counts.Skipped
+		data["counts"], data["manifest"] = m.Counts, ManifestName
+	}
+	ev.Data, _ = json.Marshal(data)
+	if ferr := e.Store.FinishRun(context.WithoutCancel(ctx), run, advance, ev); ferr != nil {
+		return m, errors.Join(err, ferr)
+	}
+	return m, err
+}
+
+func (e *Exporter) write(ctx context.Context, c *Config, tick time.Time, w Window, run *Run, lease time.Duration) (*Manifest, error) {
+	items, err := e.List(ctx, c, w)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := c.where(tick)
+	if err != nil {
+		return nil, err
+	}
+	run.Location = loc
+	dest, err := Open(ctx, c, loc)
+	if err != nil {
+		return nil, err
+	}
+	renew := func() { e.Store.RenewRun(ctx, c.Name, tick, e.now().Add(lease)) }
+	m, err := e.Write(ctx, c, tick, w, items, dest, renew)
+	if err != nil {
+		return nil, err
+	}
+	if err := dest.Prune(ctx, c.Name, c.Keep); err != nil {
+		e.log().Warn("export prune", "export", c.Name, "err", err)
+	}
+	return m, nil
+}
+
+// LatestTick returns c's last scheduled tick at or before now, after from (zero when none).
+func LatestTick(c *Config, from, now time.Time) time.Time {
+	var last time.Time
+	for t := c.Next(from); !t.IsZero() && !t.After(now); t = c.Next(t) {
+		last = t
+	}
+	return last
+}
+
+// CatchUp runs, once each, the latest tick of every export that passed without a run while
+// the bridge was down (not once per missed tick).
+func (e *Exporter) CatchUp(ctx context.Context, exports []*Config) error {
+	var errs []error
+	for _, c := range exports {
+		from, ok, err := e.Store.LastTick(ctx, c.Name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if cp, has, _ := e.Store.Checkpoint(ctx, c.Name); has {
+				from = cp
+			} else if !c.since.IsZero() {
+				from = c.since
+			} else {
+				continue // never ran and no since: the schedule starts it
+			}
+		}
+		tick := LatestTick(c, from, e.now())
+		if tick.IsZero() {
+			continue
+		}
+		e.log().Info("export catch-up", "export", c.Name, "tick", tick)
+		if _, err := e.RunTick(ctx, c, tick); err != nil && !errors.Is(err, ErrBusy) {
+			errs = append(errs, fmt.Errorf("export %s: %w", c.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Schedule runs each export on its schedule (robfig/cron with Recover and SkipIfStillRunning)
+// until the returned stop is called.
+func (e *Exporter) Schedule(ctx context.Context, exports []*Config) (stop func(), err error) {
+	cr := cron.New(cron.WithChain(cron.Recover(cron.DefaultLogger), cron.SkipIfStillRunning(cron.DefaultLogger)))
+	for _, c := range exports {
+		if _, err := cr.AddFunc(c.Schedule, func() {
+			tick := e.now().Truncate(time.Minute) // cron fires on the minute
+			if _, err := e.RunTick(ctx, c, tick); err != nil && !errors.Is(err, ErrBusy) {
+				e.log().Error("export", "export", c.Name, "tick", tick, "err", err)
+			}
+		}); err != nil {
+			return nil, fmt.Errorf("export %s: schedule: %w", c.Name, err)
+		}
+	}
+	cr.Start()
+	return func() { <-cr.Stop().Done() }, nil
+}

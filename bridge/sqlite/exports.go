@@ -1,0 +1,123 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/export"
+)
+
+var _ export.Store = (*Store)(nil)
+
+// ClaimRun implements export.Store.
+func (s *Store) ClaimRun(ctx context.Context, name string, tick, now time.Time, lease time.Duration) (bool, error) {
+	var claimed bool
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO export_runs (export, tick, status, lease_until, started_at) VALUES (?,?,?,?,?)
+			ON CONFLICT (export, tick) DO NOTHING`, name, tick.UnixNano(), export.StatusRunning, now.Add(lease).UnixNano(), now.UnixNano())
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			claimed = true
+			return nil
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE export_runs SET status = ?, lease_until = ?, started_at = ?, error = ''
+			WHERE export = ? AND tick = ? AND (status = ? OR (status = ? AND lease_until < ?))`,
+			export.StatusRunning, now.Add(lease).UnixNano(), now.UnixNano(), name, tick.UnixNano(), export.StatusFailed, export.StatusRunning, now.UnixNano())
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		claimed = n == 1
+		return nil
+	})
+	return claimed, err
+}
+
+// RenewRun implements export.Store.
+func (s *Store) RenewRun(ctx context.Context, name string, tick, until time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE export_runs SET lease_until = ? WHERE export = ? AND tick = ?`, until.UnixNano(), name, tick.UnixNano())
+	return err
+}
+
+// FinishRun implements export.Store.
+func (s *Store) FinishRun(ctx context.Context, r export.Run, advance bool, ev bridge.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE export_runs SET status = ?, lease_until = 0, window_from = ?, window_to = ?, location = ?,
+			listed = ?, exported = ?, skipped = ?, error = ?, finished_at = ? WHERE export = ? AND tick = ?`,
+			r.Status, r.From.UnixNano(), r.Until.UnixNano(), r.Location, r.Listed, r.Exported, r.Skipped, r.Error, r.FinishedAt.UnixNano(),
+			r.Export, r.Tick.UnixNano()); err != nil {
+			return err
+		}
+		if advance {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO export_checkpoints (export, until, updated_at) VALUES (?,?,?)
+				ON CONFLICT (export) DO UPDATE SET until = excluded.until, updated_at = excluded.updated_at WHERE excluded.until > until`,
+				r.Export, r.Until.UnixNano(), r.FinishedAt.UnixNano()); err != nil {
+				return err
+			}
+		}
+		if ev.Type != "" {
+			return emit(ctx, tx, ev, r.FinishedAt)
+		}
+		return nil
+	})
+}
+
+// Checkpoint implements export.Store.
+func (s *Store) Checkpoint(ctx context.Context, name string) (time.Time, bool, error) {
+	var at int64
+	err := s.db.QueryRowContext(ctx, `SELECT until FROM export_checkpoints WHERE export = ?`, name).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	return fromNanos(at), err == nil, err
+}
+
+// LastTick implements export.Store.
+func (s *Store) LastTick(ctx context.Context, name string) (time.Time, bool, error) {
+	var at sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT MAX(tick) FROM export_runs WHERE export = ?`, name).Scan(&at)
+	if err != nil || !at.Valid {
+		return time.Time{}, false, err
+	}
+	return fromNanos(at.Int64), true, nil
+}
+
+// Runs implements export.Store.
+func (s *Store) Runs(ctx context.Context, name string, limit int) ([]export.Run, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT export, tick, status, window_from, window_to, location, listed, exported, skipped, error,
+		started_at, finished_at FROM export_runs WHERE (? = '' OR export = ?) ORDER BY tick DESC LIMIT ?`, name, name, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []export.Run
+	for rows.Next() {
+		var r export.Run
+		var tick, from, to, started, finished int64
+		if err := rows.Scan(&r.Export, &tick, &r.Status, &from, &to, &r.Location, &r.Listed, &r.Exported, &r.Skipped, &r.Error,
+			&started, &finished); err != nil {
+			return nil, err
+		}
+		r.Tick, r.From, r.Until, r.StartedAt, r.FinishedAt = fromNanos(tick), fromNanos(from), fromNanos(to), fromNanos(started), fromNanos(finished)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SourceOf implements export.Store.
+func (s *Store) SourceOf(ctx context.Context, transcriptionID string) (string, error) {
+	var src string
+	err := s.db.QueryRowContext(ctx, `SELECT source FROM jobs WHERE transcription_id = ? LIMIT 1`, transcriptionID).Scan(&src)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return src, err
+}

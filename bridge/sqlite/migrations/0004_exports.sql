@@ -1,0 +1,25 @@
+-- Scheduled exports: one row per (export, tick), claimed with a lease; checkpoints per export.
+CREATE TABLE export_runs (
+    export      TEXT NOT NULL,
+    tick        INTEGER NOT NULL,
+    status      TEXT NOT NULL,
+    lease_until INTEGER NOT NULL,
+    window_from INTEGER NOT NULL DEFAULT 0,
+    window_to   INTEGER NOT NULL DEFAULT 0,
+    location    TEXT NOT NULL DEFAULT '',
+    listed      INTEGER NOT NULL DEFAULT 0,
+    exported    INTEGER NOT NULL DEFAULT 0,
+    skipped     INTEGER NOT NULL DEFAULT 0,
+    error       TEXT NOT NULL DEFAULT '',
+    started_at  INTEGER NOT NULL,
+    finished_at INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (export, tick)
+);
+
+CREATE TABLE export_checkpoints (
+    export     TEXT PRIMARY KEY,
+    until      INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+
+CREATE INDEX jobs_transcription ON jobs (transcription_id);
