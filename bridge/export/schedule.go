@@ -137,6 +137,12 @@ func (e *Exporter) CatchUp(ctx context.Context, exports []*Config) error {
 			}
 		}
 		tick := LatestTick(c, from, e.now())
+		if tick.IsZero() && ok {
+			// No tick passed since the last run; take that run over if it was cut short.
+			if runs, err := e.Store.Runs(ctx, c.Name, 1); err == nil && len(runs) == 1 && runs[0].Status != StatusCompleted {
+				tick = runs[0].Tick
+			}
+		}
 		if tick.IsZero() {
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/knadh/koanf/v2"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/export"
 )
 
 // defaultConfigPath is read when --config is not given and the file exists.
@@ -54,6 +55,8 @@ type Config struct {
 	Sources []SourceConfig `koanf:"sources"`
 	// Webhooks are the endpoints events are pushed to.
 	Webhooks []WebhookConfig `koanf:"webhooks"`
+	// Exports are the scheduled archives of completed transcripts.
+	Exports []export.Config `koanf:"exports"`
 	// Server is the bridge's HTTP server, for webhooks from sources (POST /hooks/<type>/<name>).
 	Server struct {
 		// Addr is where it listens (default 127.0.0.1:8080 when a source takes webhooks).
@@ -252,6 +255,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("sandbox.time_scale: must be positive")
 	case len(c.Sources) == 0:
 		return errors.New("sources: at least one source is needed")
+	}
+	exportNames := map[string]bool{}
+	for i := range c.Exports {
+		if err := c.Exports[i].Validate(); err != nil {
+			return fmt.Errorf("exports[%d].%v", i, err)
+		}
+		if exportNames[c.Exports[i].Name] {
+			return fmt.Errorf("exports[%d].name: %q is used twice", i, c.Exports[i].Name)
+		}
+		exportNames[c.Exports[i].Name] = true
 	}
 	names := map[string]bool{}
 	for i, s := range c.Sources {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/export"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/server"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
@@ -186,6 +187,26 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		}
 		syncs.Start()
 		defer func() { <-syncs.Stop().Done() }()
+	}
+	if !once && len(cfg.Exports) > 0 {
+		exports := make([]*export.Config, len(cfg.Exports))
+		for i := range cfg.Exports {
+			exports[i] = &cfg.Exports[i]
+		}
+		ex := &export.Exporter{Store: store, API: client, Log: log}
+		caughtUp := make(chan struct{})
+		go func() { // a tick missed while the bridge was down runs once now
+			defer close(caughtUp)
+			if err := ex.CatchUp(ctx, exports); err != nil && ctx.Err() == nil {
+				log.Error("export catch-up", "err", err)
+			}
+		}()
+		defer func() { <-caughtUp }()
+		stopExports, err := ex.Schedule(ctx, exports)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		defer stopExports()
 	}
 	if !once && (len(pushers) > 0 || cfg.Server.Addr != "") {
 		stop, err := serveHooks(ctx, cfg, cfgTypes(cfg), pushers, p, log)
