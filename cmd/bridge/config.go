@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -17,6 +18,18 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/export"
 )
+
+// yamlDateToString turns a YAML date (since: 2026-01-01, decoded as a time) back into text for
+// string settings.
+func yamlDateToString(from, to reflect.Type, v any) (any, error) {
+	if t, ok := v.(time.Time); ok && to.Kind() == reflect.String {
+		if t.Equal(t.Truncate(24 * time.Hour)) {
+			return t.Format("2006-01-02"), nil
+		}
+		return t.Format(time.RFC3339), nil
+	}
+	return v, nil
+}
 
 // defaultConfigPath is read when --config is not given and the file exists.
 const defaultConfigPath = "configs/bridge.yaml"
@@ -183,7 +196,8 @@ func loadConfig(path string, explicit bool, sets []string) (*Config, error) {
 	var cfg Config
 	dc := &mapstructure.DecoderConfig{
 		TagName: "koanf", ErrorUnused: true, WeaklyTypedInput: true, Result: &cfg,
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(",")),
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(","),
+			yamlDateToString),
 	}
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf", DecoderConfig: dc}); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, unwrapDecode(err))
