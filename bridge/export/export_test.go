@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -303,5 +304,34 @@ func TestS3Destination(t *testing.T) {
 	json.NewDecoder(obj.Contents).Decode(&got)
 	if got.Counts.Exported != 250 || len(got.Archives) != 3 || got.Destination != "s3://archive/exports/"+tick.Format("2006-01-02") {
 		t.Errorf("manifest in S3 = %+v", got.Counts)
+	}
+}
+
+// TestRunsEmitEvents: a completed run writes export.completed, a failed one export.failed, each
+// with the state change (the outbox, then the relay).
+func TestRunsEmitEvents(t *testing.T) {
+	f := completed250(t)
+	ctx := context.Background()
+	ok := config(t, export.LayoutZip, t.TempDir(), f.start)
+	if _, err := f.ex.RunTick(ctx, ok, time.Now().UTC().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	blocked := filepath.Join(t.TempDir(), "a-file")
+	os.WriteFile(blocked, nil, 0o644)
+	bad := config(t, export.LayoutZip, filepath.Join(blocked, "sub"), f.start) // a folder under a file
+	bad.Name = "broken"
+	if _, err := f.ex.RunTick(ctx, bad, time.Now().UTC().Add(time.Minute)); err == nil {
+		t.Fatal("a run to an impossible folder succeeded")
+	}
+	evs, _ := f.store.PendingEvents(ctx, 10)
+	types := map[string]string{}
+	for _, e := range evs {
+		types[e.Type] = string(e.Data)
+	}
+	if !strings.Contains(types["export.completed"], `"exported":250`) || !strings.Contains(types["export.failed"], `"export":"broken"`) {
+		t.Errorf("events = %v", types)
+	}
+	if cp, has, _ := f.store.Checkpoint(ctx, "broken"); has {
+		t.Errorf("a failed run moved the checkpoint to %v", cp)
 	}
 }

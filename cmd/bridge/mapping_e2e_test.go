@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/sandbox"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
@@ -23,7 +24,7 @@ func TestOwnersMapToMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for i, folder := range []string{"u-bound", "owner@acme.test", "u-stranger"} {
+	for i, folder := range []string{"u-bound", "owner@acme.test", "u-stranger", "u-manual"} {
 		os.MkdirAll(filepath.Join(dir, "inbox", folder), 0o755)
 		os.WriteFile(filepath.Join(dir, "inbox", folder, fmt.Sprintf("call-%d.wav", i)), wavBytes(4, uint32(i+1)), 0o644)
 	}
@@ -42,8 +43,8 @@ sources:
 `, sb.URL, sandboxtest.OwnerKey, filepath.Join(dir, "bridge.db"), filepath.Join(dir, "inbox"), filepath.Join(dir, "users.csv")), 0o644)
 
 	code, out, errs := cli("run", "--once", "--config", config)
-	if code != 3 || !strings.Contains(out, "done 2") || !strings.Contains(out, "held 1") {
-		t.Fatalf("first run = %d, %q; want exit 3 with 2 done and 1 held\n%s", code, out, tail(errs, 10))
+	if code != 3 || !strings.Contains(out, "done 2") || !strings.Contains(out, "held 2") {
+		t.Fatalf("first run = %d, %q; want exit 3 with 2 done and 2 held\n%s", code, out, tail(errs, 10))
 	}
 	authors := func() map[string]string {
 		out := map[string]string{}
@@ -54,7 +55,33 @@ sources:
 	}
 	got := authors()
 	if got["u-bound/call-0.wav"] != sandboxtest.SamID || got["owner@acme.test/call-1.wav"] != sandboxtest.OwnerID || len(got) != 2 {
-		t.Errorf("authors = %v; want call-0 by Sam (identity), call-1 by the owner (e-mail), call-2 held", got)
+		t.Errorf("authors = %v; want call-0 by Sam (identity), call-1 by the owner (e-mail), call-2 and call-3 held", got)
+	}
+	// One held job is released by hand.
+	cfg, err := loadConfig(config, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := openStoreAt(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, _ := store.Jobs(context.Background(), bridge.JobFilter{States: []bridge.State{bridge.StateHeld}})
+	store.Close()
+	var manual string
+	for _, j := range held {
+		if strings.HasPrefix(j.ItemID, "u-manual/") {
+			manual = j.ID
+		}
+	}
+	if code, _, errs := cli("jobs", "release", manual, "--author", "sam", "--config", config); code != 2 || !strings.Contains(errs, `--author "sam"`) {
+		t.Errorf("release with a bad author = %d, %s; want a usage error naming it", code, errs)
+	}
+	if code, out, errs := cli("jobs", "release", manual, "--author", "email:owner@acme.test", "--config", config); code != 0 || !strings.Contains(out, "released") {
+		t.Errorf("release = %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := cli("jobs", "release", manual, "--author", "email:owner@acme.test", "--config", config); code != 1 || !strings.Contains(errs, "not held") {
+		t.Errorf("releasing a job that is not held = %d, %s; want 1", code, errs)
 	}
 	if code, out, _ := cli("jobs", "list", "--state", "held", "--config", config); code != 0 || !strings.Contains(out, "unmapped: no member matches the owner localdir:u-stranger") {
 		t.Errorf("jobs list --state held = %d\n%s", code, out)
@@ -69,11 +96,11 @@ sources:
 		t.Errorf("identities apply = %d\n%s%s", code, out, errs)
 	}
 	code, out, errs = cli("run", "--once", "--config", config)
-	if code != 0 || !strings.Contains(out, "done 3") {
-		t.Fatalf("run after the binding = %d, %q; want all 3 done\n%s", code, out, tail(errs, 10))
+	if code != 0 || !strings.Contains(out, "done 4") {
+		t.Fatalf("run after the binding = %d, %q; want all 4 done\n%s", code, out, tail(errs, 10))
 	}
-	if got := authors(); got["u-stranger/call-2.wav"] != sandboxtest.SamID {
-		t.Errorf("authors after apply = %v; want call-2 by Sam (bound by the map)", got)
+	if got := authors(); got["u-stranger/call-2.wav"] != sandboxtest.SamID || got["u-manual/call-3.wav"] != sandboxtest.OwnerID {
+		t.Errorf("authors after apply = %v; want call-2 by Sam (bound by the map), call-3 by the owner (released by hand)", got)
 	}
 	if code, out, _ := cli("identities", "apply", "--source", "inbox", "--config", config); code != 0 || strings.Contains(out, "created") {
 		t.Errorf("a second apply = %d\n%s; want nothing created", code, out)
