@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/transcript-bridge/bridge/internal/s3client"
 )
 
 // s3dest is an S3 (or S3-compatible) prefix; an object appears only once its upload completed.
@@ -26,32 +26,19 @@ func openS3(ctx context.Context, c S3Config, rest string) (*s3dest, error) {
 	if bucket == "" {
 		return nil, fmt.Errorf("destination s3://%s: no bucket", rest)
 	}
-	var loads []func(*awsconfig.LoadOptions) error
-	if c.Region != "" {
-		loads = append(loads, awsconfig.WithRegion(c.Region))
-	}
+	var secret string
 	if c.AccessKeyID != "" {
-		secret, err := os.ReadFile(c.SecretAccessKeyFile)
+		b, err := os.ReadFile(c.SecretAccessKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("s3.secret_access_key_file: %w", err)
 		}
-		loads = append(loads, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(c.AccessKeyID, strings.TrimSpace(string(secret)), "")))
+		secret = strings.TrimSpace(string(b))
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, loads...)
+	client, err := s3client.New(ctx, s3client.Options{Region: c.Region, Endpoint: c.Endpoint, PathStyle: c.PathStyle,
+		AccessKeyID: c.AccessKeyID, SecretAccessKey: secret})
 	if err != nil {
-		return nil, fmt.Errorf("aws configuration: %w", err)
+		return nil, err
 	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.UsePathStyle = c.PathStyle
-		if c.Endpoint != "" {
-			o.BaseEndpoint = aws.String(c.Endpoint)
-		}
-		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-	})
 	return &s3dest{client: client, bucket: bucket, prefix: strings.Trim(prefix, "/")}, nil
 }
 

@@ -15,14 +15,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
+	"github.com/transcript-bridge/bridge/internal/s3client"
 )
 
 func init() {
@@ -52,28 +51,11 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	var loads []func(*awsconfig.LoadOptions) error
-	if cfg.Region != "" {
-		loads = append(loads, awsconfig.WithRegion(cfg.Region))
-	}
-	if cfg.AccessKeyID != "" {
-		loads = append(loads, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loads...)
+	client, err := s3client.New(ctx, s3client.Options{Region: cfg.Region, Endpoint: cfg.Endpoint, PathStyle: cfg.PathStyle,
+		AccessKeyID: cfg.AccessKeyID, SecretAccessKey: cfg.SecretAccessKey})
 	if err != nil {
-		return nil, fmt.Errorf("aws configuration: %w", err)
+		return nil, err
 	}
-	if awsCfg.Region == "" {
-		awsCfg.Region = "us-east-1"
-	}
-	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
-		o.UsePathStyle = cfg.PathStyle
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
-		}
-		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-	})
 	return &Source{cfg: cfg, client: client}, nil
 }
 
