@@ -335,3 +335,54 @@ func TestRunsEmitEvents(t *testing.T) {
 		t.Errorf("a failed run moved the checkpoint to %v", cp)
 	}
 }
+
+// TestLateCompletionIsExportedOnce: a transcript created in a run's window but still processing
+// is taken by the next run (the checkpoint stops before it), and nothing is written twice.
+func TestLateCompletionIsExportedOnce(t *testing.T) {
+	sb := sandboxtest.Start(t, func(o *sandbox.Options) { o.TimeScale, o.DataRate = 0.2, 1000000 })
+	client, _ := api.New(api.Config{BaseURL: sb.URL, Key: sandboxtest.OwnerKey})
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bridge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ex := &export.Exporter{Store: store, API: client}
+	ctx := context.Background()
+	start := time.Now().UTC().Add(-time.Minute)
+	upload := func(name string, seed uint64) string {
+		data := mediatest.WAV(2, 0, seed)
+		res, err := client.Upload(ctx, api.UploadParams{Filename: name, Size: int64(len(data)), Body: bytes.NewReader(data)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.UUID
+	}
+	wait := func(id string) {
+		if _, err := client.Wait(ctx, id, api.WaitOptions{PollMin: 50 * time.Millisecond, PollMax: 200 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := upload("early.wav", 1)
+	wait(a)
+	b := upload("late.wav", 2) // still processing when the first run lists
+	c := config(t, export.LayoutFiles, filepath.Join(t.TempDir(), "{{.Time}}"), start)
+	m1, err := ex.RunTick(ctx, c, time.Now().UTC().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(b)
+	m2, err := ex.RunTick(ctx, c, time.Now().UTC().Add(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(m *export.Manifest) []string {
+		var out []string
+		for _, tr := range m.Transcripts {
+			out = append(out, tr.ID)
+		}
+		return out
+	}
+	if g1, g2 := ids(m1), ids(m2); len(g1) != 1 || g1[0] != a || len(g2) != 1 || g2[0] != b {
+		t.Errorf("first run %v, second %v; want [%s] then [%s]", g1, g2, a, b)
+	}
+}

@@ -66,7 +66,18 @@ func (e *Exporter) RunWindow(ctx context.Context, c *Config, tick time.Time, w W
 	run := Run{Export: c.Name, Tick: tick, From: w.From, Until: w.Until, StartedAt: e.now()}
 	m, err := e.write(ctx, c, tick, w, &run, lease)
 	run.FinishedAt = e.now()
-	advance := err == nil && (!hasCP || !w.From.After(cp) && w.Until.After(cp))
+	var advanceTo time.Time
+	var ids []string
+	if err == nil && (!hasCP || !w.From.After(cp) && w.Until.After(cp)) {
+		if advanceTo, err = e.Settled(ctx, c, w); err != nil {
+			m = nil
+		}
+	}
+	if m != nil {
+		for _, t := range m.Transcripts {
+			ids = append(ids, t.ID)
+		}
+	}
 	data := map[string]any{"export": c.Name, "tick": tick, "window": w, "location": run.Location}
 	ev := bridge.Event{Type: bridge.EventExportCompleted}
 	if err != nil {
@@ -78,7 +89,7 @@ func (e *Exporter) RunWindow(ctx context.Context, c *Config, tick time.Time, w W
 		data["counts"], data["manifest"] = m.Counts, ManifestName
 	}
 	ev.Data, _ = json.Marshal(data)
-	if ferr := e.Store.FinishRun(context.WithoutCancel(ctx), run, advance, ev); ferr != nil {
+	if ferr := e.Store.FinishRun(context.WithoutCancel(ctx), run, ids, advanceTo, ev); ferr != nil {
 		return m, errors.Join(err, ferr)
 	}
 	return m, err

@@ -37,9 +37,11 @@ type Store interface {
 	ClaimRun(ctx context.Context, export string, tick, now time.Time, lease time.Duration) (bool, error)
 	// RenewRun extends a claimed run's lease.
 	RenewRun(ctx context.Context, export string, tick, until time.Time) error
-	// FinishRun stores r's outcome and the event, and with advance moves the export's
-	// checkpoint to r.Until, in one transaction.
-	FinishRun(ctx context.Context, r Run, advance bool, ev bridge.Event) error
+	// FinishRun stores r's outcome, the ids it exported, the event and, when advanceTo is set,
+	// moves the export's checkpoint forward to it, in one transaction.
+	FinishRun(ctx context.Context, r Run, ids []string, advanceTo time.Time, ev bridge.Event) error
+	// Exported returns which of ids the export has already written in a finished run.
+	Exported(ctx context.Context, export string, ids []string) (map[string]bool, error)
 	// Checkpoint returns where the next run starts; ok is false before the first run.
 	Checkpoint(ctx context.Context, export string) (time.Time, bool, error)
 	// Runs lists runs, newest first (all exports when export is empty).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
@@ -45,7 +46,7 @@ func (s *Store) RenewRun(ctx context.Context, name string, tick, until time.Time
 }
 
 // FinishRun implements export.Store.
-func (s *Store) FinishRun(ctx context.Context, r export.Run, advance bool, ev bridge.Event) error {
+func (s *Store) FinishRun(ctx context.Context, r export.Run, ids []string, advanceTo time.Time, ev bridge.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE export_runs SET status = ?, lease_until = 0, window_from = ?, window_to = ?, location = ?,
 			listed = ?, exported = ?, skipped = ?, error = ?, finished_at = ? WHERE export = ? AND tick = ?`,
@@ -53,10 +54,16 @@ func (s *Store) FinishRun(ctx context.Context, r export.Run, advance bool, ev br
 			r.Export, r.Tick.UnixNano()); err != nil {
 			return err
 		}
-		if advance {
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO export_items (export, transcription_id, tick) VALUES (?,?,?)
+				ON CONFLICT (export, transcription_id) DO NOTHING`, r.Export, id, r.Tick.UnixNano()); err != nil {
+				return err
+			}
+		}
+		if !advanceTo.IsZero() {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO export_checkpoints (export, until, updated_at) VALUES (?,?,?)
 				ON CONFLICT (export) DO UPDATE SET until = excluded.until, updated_at = excluded.updated_at WHERE excluded.until > until`,
-				r.Export, r.Until.UnixNano(), r.FinishedAt.UnixNano()); err != nil {
+				r.Export, advanceTo.UnixNano(), r.FinishedAt.UnixNano()); err != nil {
 				return err
 			}
 		}
@@ -120,4 +127,34 @@ func (s *Store) SourceOf(ctx context.Context, transcriptionID string) (string, e
 		return "", nil
 	}
 	return src, err
+}
+
+// Exported implements export.Store.
+func (s *Store) Exported(ctx context.Context, name string, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		args := []any{name}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT transcription_id FROM export_items WHERE export = ? AND transcription_id IN (?`+
+			strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = true
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -23,3 +23,11 @@ CREATE TABLE export_checkpoints (
 );
 
 CREATE INDEX jobs_transcription ON jobs (transcription_id);
+
+-- What each export has written, so overlapping windows never export a transcript twice.
+CREATE TABLE export_items (
+    export           TEXT NOT NULL,
+    transcription_id TEXT NOT NULL,
+    tick             INTEGER NOT NULL,
+    PRIMARY KEY (export, transcription_id)
+);
