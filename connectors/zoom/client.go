@@ -36,6 +36,9 @@ type client struct {
 	http   *resty.Client
 	tokens *tokens
 	limits map[category]*rate.Limiter
+	// files downloads recordings: no overall timeout (a large file takes long), only a bound on
+	// the wait for the answer's headers.
+	files *http.Client
 }
 
 // category is Zoom's rate-limit class of an endpoint.
@@ -59,7 +62,10 @@ func newClient(c Config) *client {
 		}
 		l[category(cat)] = rate.NewLimiter(rate.Limit(n), max(1, int(n)))
 	}
-	return &client{cfg: c, http: resty.New().SetTimeout(60 * time.Second), tokens: newTokens(c), limits: l}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = time.Minute
+	return &client{cfg: c, http: resty.New().SetTimeout(60 * time.Second), tokens: newTokens(c), limits: l,
+		files: &http.Client{Transport: tr}}
 }
 
 const maxAttempts = 6

@@ -66,7 +66,7 @@ func (s *Source) download(ctx context.Context, r bridge.Recording, link, bearer,
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)
 	}
-	resp, err := s.api.http.GetClient().Do(req) // follows the redirect to the file
+	resp, err := s.api.files.Do(req) // follows the redirect to the file
 	if err != nil {
 		return nil, fmt.Errorf("zoom download %s: %w", r.ItemID, redactErr(err))
 	}
