@@ -152,3 +152,30 @@ func (p *Pipeline) Intake(ctx context.Context, source string, recs []Recording) 
 	}
 	return len(added), nil
 }
+
+// RemapHeld makes the source's unmapped held jobs due now, with a fresh member list: after
+// bindings were added (identities apply), they need not wait for the next minute.
+func (p *Pipeline) RemapHeld(ctx context.Context, source string) error {
+	sc := p.Sources[source]
+	if sc == nil {
+		return fmt.Errorf("remap: unknown source %q", source)
+	}
+	if r, ok := sc.Mapper.(Refresher); ok {
+		r.Refresh()
+	}
+	held, err := p.Store.Jobs(ctx, JobFilter{States: []State{StateHeld}, Source: source})
+	if err != nil {
+		return err
+	}
+	for i := range held {
+		j := &held[i]
+		if !Unmapped(j) {
+			continue
+		}
+		j.NextAt, j.UpdatedAt = time.Time{}, p.now()
+		if err := p.Store.Update(ctx, j, StateHeld, ""); err != nil && !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	return nil
+}

@@ -90,8 +90,9 @@ func planFromConfig(ctx context.Context, cfg *Config, name string, prune bool) (
 	return client, plan, err
 }
 
-// syncIdentities is the scheduled form of identities apply (mapping.sync), logged.
-func syncIdentities(ctx context.Context, cfg *Config, name string, client *api.Client, store bridge.Store, log *slog.Logger) {
+// syncIdentities is the scheduled form of identities apply (mapping.sync), logged; held jobs
+// of the source are mapped again at once when a binding was created.
+func syncIdentities(ctx context.Context, cfg *Config, name string, client *api.Client, store bridge.Store, p *bridge.Pipeline, log *slog.Logger) {
 	plan, err := identityPlan(ctx, cfg, name, false, client, store)
 	if err != nil {
 		log.Error("identity sync", "source", name, "err", err)
@@ -108,6 +109,11 @@ func syncIdentities(ctx context.Context, cfg *Config, name string, client *api.C
 		}
 	}
 	log.Info("identity sync", "source", name, "outcomes", counts, "err", err)
+	if counts["created"] > 0 {
+		if err := p.RemapHeld(ctx, name); err != nil {
+			log.Error("identity sync: remap held jobs", "source", name, "err", err)
+		}
+	}
 }
 
 func printPlan(w *tabwriter.Writer, plan []mapping.Action, outcome func(i int) string) {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
@@ -127,5 +129,57 @@ sources:
 	}
 	if got := authors(); got["u-stranger/call-2.wav"] != sandboxtest.OwnerID || got["u-bound/call-0.wav"] != sandboxtest.SamID {
 		t.Errorf("authors after reassign = %v; want call-2 by the owner, the others unchanged", got)
+	}
+}
+
+// TestScheduledIdentitySyncReleasesHeldJobs: with mapping.sync, bridge run binds the held
+// recording's user from the map on its own, and the job goes on at once.
+func TestScheduledIdentitySyncReleasesHeldJobs(t *testing.T) {
+	sb := sandboxtest.Start(t, func(o *sandbox.Options) { o.TimeScale = 0.01 })
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "inbox", "u-late"), 0o755)
+	os.WriteFile(filepath.Join(dir, "inbox", "u-late", "call.wav"), wavBytes(4, 9), 0o644)
+	os.WriteFile(filepath.Join(dir, "users.csv"), []byte("u-late,email:sam@acme.test\n"), 0o644)
+	config := filepath.Join(dir, "bridge.yaml")
+	os.WriteFile(config, fmt.Appendf(nil, `
+api: {base_url: %q, key: %q, poll_interval: 1s}
+store: {dsn: %q}
+sources:
+  - name: inbox
+    type: localdir
+    path: %q
+    stable_for: 0s
+    schedule: "@every 1s"
+    owner_from: folder
+    mapping: {provider: sso, rules: [identity], map_file: %q, sync: "@every 2s"}
+`, sb.URL, sandboxtest.OwnerKey, filepath.Join(dir, "bridge.db"), filepath.Join(dir, "inbox"), filepath.Join(dir, "users.csv")), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, []string{"run", "--config", config}, &bytes.Buffer{}, &errb) }()
+	for deadline := time.Now().Add(40 * time.Second); ; {
+		got := completed(t, sb.URL)
+		if len(got) == 1 {
+			for _, it := range got {
+				if it.Author.ID != sandboxtest.SamID {
+					t.Errorf("author = %+v, want Sam (bound by the scheduled sync)", it.Author)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("the held recording never completed:\n%s", tail(errb.String(), 20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("bridge run exited %d", code)
+	}
+	if !strings.Contains(errb.String(), "msg=\"identity sync\"") || !strings.Contains(errb.String(), "unmapped: no member matches") {
+		t.Errorf("the log shows no hold then sync:\n%s", tail(errb.String(), 20))
 	}
 }

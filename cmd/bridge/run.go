@@ -181,7 +181,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			if s.Mapping.Sync == "" {
 				continue
 			}
-			if _, err := syncs.AddFunc(s.Mapping.Sync, func() { syncIdentities(ctx, cfg, s.Name, client, store, log) }); err != nil {
+			if _, err := syncs.AddFunc(s.Mapping.Sync, func() { syncIdentities(ctx, cfg, s.Name, client, store, p, log) }); err != nil {
 				return usageError("sources %s: mapping.sync %q: %v", s.Name, s.Mapping.Sync, err)
 			}
 		}
