@@ -44,7 +44,7 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 		return err
 	}
 	due := p.now()
-	if !p.remapped { // at start, every unmapped job: bindings may have changed meanwhile
+	if !p.remapped.Load() { // at start, every unmapped job: bindings may have changed meanwhile
 		due = time.Time{}
 	}
 	held, err := p.Store.Jobs(ctx, JobFilter{States: []State{StateHeld}, DueBefore: due, Limit: 500})
@@ -56,7 +56,7 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			jobs = append(jobs, j)
 		}
 	}
-	p.remapped = true
+	p.remapped.Store(true)
 	for i := range jobs {
 		j := &jobs[i]
 		sc := p.Sources[j.Source]

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
@@ -100,7 +101,7 @@ type Pipeline struct {
 	mu       sync.Mutex
 	inFlight map[string]bool // jobs with an upload running in this process
 	// remapped is set once held, unmapped jobs were all mapped again after start.
-	remapped     bool
+	remapped     atomic.Bool
 	lastFullPass time.Time // when the tracker last listed queued transcriptions too
 }
 
