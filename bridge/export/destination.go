@@ -16,8 +16,13 @@ type Destination interface {
 	Temp() (*os.File, error)
 	// Commit makes the closed scratch file f the run's file name, atomically; f is consumed.
 	Commit(ctx context.Context, f string, name string) error
-	// Clean removes the run's files not named in keep (what a killed attempt left).
-	Clean(ctx context.Context, keep map[string]bool) error
+	// Read returns a small file's content (the run journal); an error wrapping os.ErrNotExist
+	// when there is none.
+	Read(ctx context.Context, name string) ([]byte, error)
+	// Exists reports whether name is there.
+	Exists(ctx context.Context, name string) (bool, error)
+	// Remove deletes the named files where present, and any scratch files left behind.
+	Remove(ctx context.Context, names []string) error
 	// Prune keeps the newest n runs of export; a no-op where runs are not folders.
 	Prune(ctx context.Context, export string, n int) error
 	// String names the destination for logs and the manifest.
@@ -65,16 +70,26 @@ func (d folder) Commit(_ context.Context, f, name string) error {
 	return nil
 }
 
-func (d folder) Clean(_ context.Context, keep map[string]bool) error {
-	entries, err := os.ReadDir(string(d))
-	if err != nil {
-		return err
+func (d folder) Read(_ context.Context, name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(string(d), name))
+}
+
+func (d folder) Exists(_ context.Context, name string) (bool, error) {
+	_, err := os.Stat(filepath.Join(string(d), name))
+	if os.IsNotExist(err) {
+		return false, nil
 	}
-	for _, e := range entries {
-		if !e.IsDir() && !keep[e.Name()] {
-			if err := os.Remove(filepath.Join(string(d), e.Name())); err != nil {
-				return err
-			}
+	return err == nil, err
+}
+
+func (d folder) Remove(_ context.Context, names []string) error {
+	scratch, _ := filepath.Glob(filepath.Join(string(d), ".partial-*"))
+	for _, n := range names {
+		scratch = append(scratch, filepath.Join(string(d), n))
+	}
+	for _, f := range scratch {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			return err
 		}
 	}
 	return nil

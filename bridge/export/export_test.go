@@ -386,3 +386,41 @@ func TestLateCompletionIsExportedOnce(t *testing.T) {
 		t.Errorf("first run %v, second %v; want [%s] then [%s]", g1, g2, a, b)
 	}
 }
+
+// TestSharedFolderKeepsEveryRun: two exports writing one folder (no per-run template) never
+// replace or remove each other's files or manifests.
+func TestSharedFolderKeepsEveryRun(t *testing.T) {
+	f := completed250(t)
+	root := t.TempDir()
+	ctx := context.Background()
+	a := config(t, export.LayoutFiles, root, f.start)
+	a.Name = "first"
+	b := config(t, export.LayoutFiles, root, f.start)
+	b.Name = "second"
+	ma, err := f.ex.RunTick(ctx, a, time.Now().UTC().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := f.ex.RunTick(ctx, b, time.Now().UTC().Add(2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*export.Manifest{ma, mb} {
+		for _, tr := range m.Transcripts {
+			data, err := os.ReadFile(filepath.Join(root, tr.File))
+			if err != nil || sum(data) != tr.SHA256 {
+				t.Fatalf("%s: %s is missing or was replaced", m.Export, tr.File)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(root)
+	manifests := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "manifest") {
+			manifests++
+		}
+	}
+	if len(entries) != 502 || manifests != 2 {
+		t.Errorf("%d files with %d manifests; want 500 transcripts and 2 manifests", len(entries), manifests)
+	}
+}

@@ -140,17 +140,37 @@ func metaMatches(raw json.RawMessage, want map[string]string) bool {
 func (e *Exporter) Write(ctx context.Context, c *Config, tick time.Time, w Window, items []api.ListItem, dest Destination, renew func()) (*Manifest, error) {
 	m := &Manifest{Export: c.Name, Tick: tick, Window: w, Format: c.Format, Layout: c.Layout, Destination: dest.String(),
 		Counts: Counts{Listed: len(items)}, Transcripts: []Transcript{}, Skipped: []Skipped{}}
-	keep := map[string]bool{ManifestName: true}
+	jr, leftover, err := openJournal(ctx, dest, c.Name, tick)
+	if err != nil {
+		return nil, err
+	}
+	mine := map[string]bool{}
+	for _, n := range leftover {
+		mine[n] = true // a killed attempt's: may be replaced
+	}
+	manifest := ManifestName
+	if other, err := dest.Exists(ctx, ManifestName); err != nil {
+		return nil, err
+	} else if other && !mine[ManifestName] { // runs share this destination: never replace another's
+		manifest = fmt.Sprintf("manifest-%s.json", stamp(tick))
+	}
+	keep := map[string]bool{}
+	commit := func(tmp, name string) error {
+		if err := dest.Commit(ctx, tmp, name); err != nil {
+			return err
+		}
+		keep[name] = true
+		return jr.add(ctx, name)
+	}
 	done := 0
 	if c.Layout == LayoutZip {
 		for i := 0; i < len(items); i += 100 {
 			chunk := items[i:min(i+100, len(items))]
-			name := fmt.Sprintf("%s-%03d.zip", c.Name, i/100+1)
-			arch, ts, skipped, err := e.archive(ctx, c, dest, name, chunk)
+			name := fmt.Sprintf("%s-%s-%03d.zip", c.Name, stamp(tick), i/100+1)
+			arch, ts, skipped, err := e.archive(ctx, c, dest, name, chunk, commit)
 			if err != nil {
 				return nil, err
 			}
-			keep[name] = true
 			m.Archives = append(m.Archives, arch)
 			m.Transcripts = append(m.Transcripts, ts...)
 			m.Skipped = append(m.Skipped, skipped...)
@@ -161,15 +181,24 @@ func (e *Exporter) Write(ctx context.Context, c *Config, tick time.Time, w Windo
 		}
 	} else {
 		used := map[string]bool{}
+		taken := func(name string) (bool, error) { // by this run, or by another run's file
+			if used[name] {
+				return true, nil
+			}
+			if mine[name] {
+				return false, nil
+			}
+			return dest.Exists(ctx, name)
+		}
 		for _, it := range items {
-			t, skip, err := e.single(ctx, c, dest, it, used)
+			t, skip, err := e.single(ctx, c, dest, it, taken, commit)
 			if err != nil {
 				return nil, err
 			}
 			if skip != nil {
 				m.Skipped = append(m.Skipped, *skip)
 			} else {
-				keep[t.File] = true
+				used[t.File] = true
 				m.Transcripts = append(m.Transcripts, *t)
 			}
 			done++
@@ -190,13 +219,13 @@ func (e *Exporter) Write(ctx context.Context, c *Config, tick time.Time, w Windo
 	enc.SetIndent("", "  ")
 	err = errors.Join(enc.Encode(m), f.Close())
 	if err == nil {
-		err = dest.Commit(ctx, f.Name(), ManifestName)
+		err = commit(f.Name(), manifest)
 	}
 	if err != nil {
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
-	if err := dest.Clean(ctx, keep); err != nil {
+	if err := jr.finish(ctx, leftover, keep); err != nil {
 		return nil, fmt.Errorf("clean %s: %w", dest, err)
 	}
 	return m, nil
@@ -228,7 +257,7 @@ func download(dest Destination, body io.Reader) (string, int64, string, error) {
 
 // archive writes one bulk ZIP and describes its entries. Ids the service skipped (deleted
 // since listed) are found by comparing counts and asking for each.
-func (e *Exporter) archive(ctx context.Context, c *Config, dest Destination, name string, chunk []api.ListItem) (Archive, []Transcript, []Skipped, error) {
+func (e *Exporter) archive(ctx context.Context, c *Config, dest Destination, name string, chunk []api.ListItem, commit func(tmp, name string) error) (Archive, []Transcript, []Skipped, error) {
 	ids := make([]string, len(chunk))
 	for i, it := range chunk {
 		ids[i] = it.ID
@@ -275,7 +304,7 @@ func (e *Exporter) archive(ctx context.Context, c *Config, dest Destination, nam
 		ts = append(ts, Transcript{ID: it.ID, Title: title(it), ExternalID: ext, File: entries[i].name, Archive: name,
 			Size: entries[i].size, SHA256: entries[i].sha})
 	}
-	if err := dest.Commit(ctx, tmp, name); err != nil {
+	if err := commit(tmp, name); err != nil {
 		os.Remove(tmp)
 		return Archive{}, nil, nil, err
 	}
@@ -315,7 +344,7 @@ func zipEntries(file string) ([]entry, error) {
 
 // single writes one transcript as its own file, named after the service's file name, made
 // unique within the run.
-func (e *Exporter) single(ctx context.Context, c *Config, dest Destination, it api.ListItem, used map[string]bool) (*Transcript, *Skipped, error) {
+func (e *Exporter) single(ctx context.Context, c *Config, dest Destination, it api.ListItem, taken func(string) (bool, error), commit func(tmp, name string) error) (*Transcript, *Skipped, error) {
 	dl, err := e.API.Export(ctx, it.ID, c.Format)
 	if errors.Is(err, api.ErrNotFound) {
 		return nil, &Skipped{ID: it.ID, Title: title(it), Reason: "deleted after it was listed"}, nil
@@ -328,8 +357,11 @@ func (e *Exporter) single(ctx context.Context, c *Config, dest Destination, it a
 	if err != nil {
 		return nil, nil, fmt.Errorf("export %s: %w", it.ID, err)
 	}
-	name := unique(safeName(dl.Filename, it.ID+"."+c.Format), used)
-	if err := dest.Commit(ctx, tmp, name); err != nil {
+	name, err := unique(safeName(dl.Filename, it.ID+"."+c.Format), taken)
+	if err == nil {
+		err = commit(tmp, name)
+	}
+	if err != nil {
 		os.Remove(tmp)
 		return nil, nil, err
 	}
@@ -356,20 +388,22 @@ func safeName(name, fallback string) string {
 		}
 		return r
 	}, name)
-	if name == "" || name == "." || name == ".." || name == ManifestName || strings.HasPrefix(name, ".") {
+	if name == "" || name == "." || name == ".." || strings.HasPrefix(name, "manifest") || strings.HasPrefix(name, ".") {
 		return fallback
 	}
 	return name
 }
 
-// unique appends " (2)", " (3)"… before the extension until name is unused.
-func unique(name string, used map[string]bool) string {
+// unique appends " (2)", " (3)"… before the extension until name is not taken.
+func unique(name string, taken func(string) (bool, error)) (string, error) {
 	ext := path.Ext(name)
 	base := strings.TrimSuffix(name, ext)
 	out := name
-	for n := 2; used[out]; n++ {
+	for n := 2; ; n++ {
+		t, err := taken(out)
+		if err != nil || !t {
+			return out, err
+		}
 		out = fmt.Sprintf("%s (%d)%s", base, n, ext)
 	}
-	used[out] = true
-	return out
 }

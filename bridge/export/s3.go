@@ -2,13 +2,16 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/transcript-bridge/bridge/internal/s3client"
 )
@@ -67,21 +70,36 @@ func (d *s3dest) Commit(ctx context.Context, f, name string) error {
 	return nil
 }
 
-func (d *s3dest) Clean(ctx context.Context, keep map[string]bool) error {
-	p := s3.NewListObjectsV2Paginator(d.client, &s3.ListObjectsV2Input{Bucket: aws.String(d.bucket), Prefix: aws.String(d.prefix + "/")})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("list %s: %w", d, err)
+func (d *s3dest) Read(ctx context.Context, name string) ([]byte, error) {
+	out, err := d.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.key(name))})
+	if err != nil {
+		var nk *types.NoSuchKey
+		if errors.As(err, &nk) {
+			return nil, fmt.Errorf("%s/%s: %w", d, name, os.ErrNotExist)
 		}
-		for _, o := range page.Contents {
-			name := strings.TrimPrefix(aws.ToString(o.Key), d.prefix+"/")
-			if strings.Contains(name, "/") || keep[name] {
-				continue
-			}
-			if _, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(d.bucket), Key: o.Key}); err != nil {
-				return fmt.Errorf("delete %s: %w", aws.ToString(o.Key), err)
-			}
+		return nil, err
+	}
+	defer out.Body.Close()
+	return io.ReadAll(io.LimitReader(out.Body, 16<<20))
+}
+
+func (d *s3dest) Exists(ctx context.Context, name string) (bool, error) {
+	_, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.key(name))})
+	var nf *types.NotFound
+	var re interface{ HTTPStatusCode() int }
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &nf), errors.As(err, &re) && re.HTTPStatusCode() == 404:
+		return false, nil
+	}
+	return false, err
+}
+
+func (d *s3dest) Remove(ctx context.Context, names []string) error {
+	for _, n := range names {
+		if _, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.key(n))}); err != nil {
+			return fmt.Errorf("delete %s/%s: %w", d, n, err)
 		}
 	}
 	return nil
