@@ -44,7 +44,7 @@ func newExportCmd() *cobra.Command {
 	run := &cobra.Command{
 		Use:   "run NAME",
 		Short: "Run an export now, from its checkpoint (or --since) to now (or --until)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.load()
 			if err != nil {

@@ -83,7 +83,7 @@ func newJobsCmd() *cobra.Command {
 	release := &cobra.Command{
 		Use:   "release ID --author email:…|user:…",
 		Short: "Assign a held job's author by hand; it is mapped and uploaded on the next step",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := api.ValidateAuthor(author, true); err != nil {
 				return usageError("--author %q: %v", author, err)

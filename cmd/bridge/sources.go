@@ -43,7 +43,7 @@ func newSourcesCmd() *cobra.Command {
 	check := &cobra.Command{
 		Use:   "check NAME",
 		Short: "Verify the source's credentials and access; says what is missing (exit 1)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.load()
 			if err != nil {
@@ -71,7 +71,7 @@ func newSourcesCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list NAME",
 		Short: "Show what the source would sync (a dry run: nothing is stored or uploaded)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.load()
 			if err != nil {
@@ -120,7 +120,7 @@ func newSourcesCmd() *cobra.Command {
 	backfill := &cobra.Command{
 		Use:   "backfill NAME --from DATE",
 		Short: "Walk the source's history from DATE (YYYY-MM-DD) and queue what it finds; bridge run uploads it",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			since, err := time.Parse("2006-01-02", from)
 			if err != nil {
