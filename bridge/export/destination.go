@@ -45,8 +45,10 @@ type folder string
 
 var _ Destination = folder("")
 
+// String implements Destination.
 func (d folder) String() string { return string(d) }
 
+// Temp implements Destination.
 func (d folder) Temp() (*os.File, error) { return os.CreateTemp(string(d), ".partial-*") }
 
 // Commit syncs f and renames it into place.
@@ -70,10 +72,12 @@ func (d folder) Commit(_ context.Context, f, name string) error {
 	return nil
 }
 
+// Read implements Destination.
 func (d folder) Read(_ context.Context, name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(string(d), name))
 }
 
+// Exists implements Destination.
 func (d folder) Exists(_ context.Context, name string) (bool, error) {
 	_, err := os.Stat(filepath.Join(string(d), name))
 	if os.IsNotExist(err) {
@@ -82,6 +86,7 @@ func (d folder) Exists(_ context.Context, name string) (bool, error) {
 	return err == nil, err
 }
 
+// Remove implements Destination.
 func (d folder) Remove(_ context.Context, names []string) error {
 	scratch, _ := filepath.Glob(filepath.Join(string(d), ".partial-*"))
 	for _, n := range names {

@@ -45,10 +45,12 @@ func openS3(ctx context.Context, c S3Config, rest string) (*s3dest, error) {
 	return &s3dest{client: client, bucket: bucket, prefix: strings.Trim(prefix, "/")}, nil
 }
 
+// String implements Destination.
 func (d *s3dest) String() string { return "s3://" + d.bucket + "/" + d.prefix }
 
 func (d *s3dest) key(name string) string { return path.Join(d.prefix, name) }
 
+// Temp implements Destination.
 func (d *s3dest) Temp() (*os.File, error) { return os.CreateTemp("", "bridge-export-*") }
 
 // Commit uploads f (streamed from disk, its size as the length) and removes it.
@@ -70,6 +72,7 @@ func (d *s3dest) Commit(ctx context.Context, f, name string) error {
 	return nil
 }
 
+// Read implements Destination.
 func (d *s3dest) Read(ctx context.Context, name string) ([]byte, error) {
 	out, err := d.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.key(name))})
 	if err != nil {
@@ -83,6 +86,7 @@ func (d *s3dest) Read(ctx context.Context, name string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(out.Body, 16<<20))
 }
 
+// Exists implements Destination.
 func (d *s3dest) Exists(ctx context.Context, name string) (bool, error) {
 	_, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.key(name))})
 	var nf *types.NotFound
@@ -96,6 +100,7 @@ func (d *s3dest) Exists(ctx context.Context, name string) (bool, error) {
 	return false, err
 }
 
+// Remove implements Destination.
 func (d *s3dest) Remove(ctx context.Context, names []string) error {
 	for _, n := range names {
 		if _, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.key(n))}); err != nil {
@@ -105,4 +110,5 @@ func (d *s3dest) Remove(ctx context.Context, names []string) error {
 	return nil
 }
 
+// Prune implements Destination.
 func (d *s3dest) Prune(context.Context, string, int) error { return nil }

@@ -24,6 +24,7 @@ type APIError struct {
 	Op      string
 }
 
+// Error implements error: the operation, statuses and Zoom's message.
 func (e *APIError) Error() string {
 	return fmt.Sprintf("zoom %s: %d (code %d): %s", e.Op, e.Status, e.Code, e.Message)
 }
