@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/transcript-bridge/bridge/api"
 )
@@ -142,22 +140,4 @@ func newLineEncoder(w io.Writer) func(any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// progressPrinter redraws one line of upload progress.
-func progressPrinter(w io.Writer) func(sent, total int64) {
-	last := int64(-1)
-	return func(sent, total int64) {
-		pct := sent * 100 / max(total, 1)
-		if pct == last {
-			return
-		}
-		last = pct
-		fmt.Fprintf(w, "\rupload %3d%% (%.1f of %.1f MB)", pct, float64(sent)/1e6, float64(total)/1e6)
-	}
 }

@@ -2,13 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/transcript-bridge/bridge/bridge/export"
 )
@@ -72,16 +69,7 @@ func newExportCmd() *cobra.Command {
 			}
 			defer store.Close()
 			ex := &export.Exporter{Store: store, API: client, Log: newLogger(cmd.ErrOrStderr())}
-			if f, ok := cmd.OutOrStdout().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				ex.Progress = func(done, total int) {
-					const width = 30
-					fill := width * done / max(total, 1)
-					fmt.Fprintf(f, "\r%s [%s%s] %d/%d", c.Name, strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
-					if done == total {
-						fmt.Fprintln(f)
-					}
-				}
-			}
+			ex.Progress = progressBar(cmd.OutOrStdout(), c.Name)
 			tick := time.Now().UTC() // a manual run is its own tick
 			if to.IsZero() {
 				to = time.Now().UTC()

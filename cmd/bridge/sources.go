@@ -2,13 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 
@@ -139,17 +135,7 @@ func newSourcesCmd() *cobra.Command {
 			if !ok {
 				return usageError("source %s: its type lists everything on each scan; there is no history to walk", args[0])
 			}
-			progress := func(int, int) {}
-			if f, ok := cmd.OutOrStdout().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				progress = func(done, total int) {
-					const width = 30
-					fill := width * done / max(total, 1)
-					fmt.Fprintf(f, "\r%s [%s%s] %d/%d", args[0], strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
-					if done == total {
-						fmt.Fprintln(f)
-					}
-				}
-			}
+			progress := progressBar(cmd.OutOrStdout(), args[0])
 			recs, err := bf.Backfill(cmd.Context(), since, progress)
 			if err != nil {
 				return fmt.Errorf("backfill %s: %w", args[0], err)
