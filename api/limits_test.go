@@ -59,6 +59,8 @@ func TestRedact(t *testing.T) {
 		{"Authorization: Bearer eyJhbGciOi.x.y", "Authorization: Bearer [redacted]"},
 		{"secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "secret whsec_[redacted]"},
 		{"https://zoom.us/rec/download/x?access_token=abc.def&x=1", "https://zoom.us/rec/download/x?access_token=[redacted]&x=1"},
+		{`{"event":"recording.completed","download_token":"eyJ0eXAi.abc"}`, `{"event":"recording.completed","download_token":"[redacted]"}`},
+		{`oauth2: Response: {"access_token" : "zt-1", "expires_in":3600}`, `oauth2: Response: {"access_token":"[redacted]", "expires_in":3600}`},
 		{"nothing secret", "nothing secret"},
 	}
 	for _, tc := range tests {

@@ -5,16 +5,19 @@ import (
 	"strings"
 )
 
-var secretRe = regexp.MustCompile(`(mk_live_|mk_test_|whsec_)[A-Za-z0-9_+/=-]+|(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+|(access_token=)[^&\s]+`)
+var secretRe = regexp.MustCompile(`(mk_live_|mk_test_|whsec_)[A-Za-z0-9_+/=-]+|(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+|(access_token=)[^&\s]+|"(access_token|download_token|refresh_token|client_secret|private_key)"\s*:\s*"[^"]*"`)
 
-// Redact replaces API keys, webhook secrets, bearer tokens and download tokens in s with
-// "[redacted]" markers, for logs and error messages.
+// Redact replaces API keys, webhook secrets, bearer tokens, download tokens and token or key
+// fields of JSON bodies in s with "[redacted]" markers, for logs and error messages.
 func Redact(s string) string {
 	return secretRe.ReplaceAllStringFunc(s, func(m string) string {
 		for _, p := range []string{"mk_live_", "mk_test_", "whsec_", "access_token="} {
 			if strings.HasPrefix(m, p) {
 				return p + "[redacted]"
 			}
+		}
+		if strings.HasPrefix(m, `"`) { // a JSON field: keep its name
+			return m[:strings.Index(m[1:], `"`)+2] + `:"[redacted]"`
 		}
 		if i := strings.IndexAny(m, " \t"); i > 0 {
 			return m[:i+1] + "[redacted]"
