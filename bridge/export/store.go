@@ -28,6 +28,17 @@ type Run struct {
 	Error      string    `json:"error,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// LeaseUntil is how long a running run is reserved; past it, its runner is gone.
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+}
+
+// State is the status to show at now: a running run whose lease ran out was interrupted (its
+// window is taken by the next run, or by a catch-up of the same tick).
+func (r Run) State(now time.Time) string {
+	if r.Status == StatusRunning && !r.LeaseUntil.IsZero() && now.After(r.LeaseUntil) {
+		return "interrupted"
+	}
+	return r.Status
 }
 
 // Store keeps runs and checkpoints; bridge/sqlite implements it.

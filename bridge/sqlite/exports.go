@@ -100,7 +100,7 @@ func (s *Store) Runs(ctx context.Context, name string, limit int) ([]export.Run,
 		limit = 1000
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT export, tick, status, window_from, window_to, location, listed, exported, skipped, error,
-		started_at, finished_at FROM export_runs WHERE (? = '' OR export = ?) ORDER BY tick DESC LIMIT ?`, name, name, limit)
+		started_at, finished_at, lease_until FROM export_runs WHERE (? = '' OR export = ?) ORDER BY tick DESC LIMIT ?`, name, name, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -108,12 +108,13 @@ func (s *Store) Runs(ctx context.Context, name string, limit int) ([]export.Run,
 	var out []export.Run
 	for rows.Next() {
 		var r export.Run
-		var tick, from, to, started, finished int64
+		var tick, from, to, started, finished, lease int64
 		if err := rows.Scan(&r.Export, &tick, &r.Status, &from, &to, &r.Location, &r.Listed, &r.Exported, &r.Skipped, &r.Error,
-			&started, &finished); err != nil {
+			&started, &finished, &lease); err != nil {
 			return nil, err
 		}
 		r.Tick, r.From, r.Until, r.StartedAt, r.FinishedAt = fromNanos(tick), fromNanos(from), fromNanos(to), fromNanos(started), fromNanos(finished)
+		r.LeaseUntil = fromNanos(lease)
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -111,8 +111,9 @@ func newExportCmd() *cobra.Command {
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "EXPORT\tTICK\tSTATUS\tFROM\tUNTIL\tLISTED\tEXPORTED\tSKIPPED\tLOCATION\tERROR")
+			now := time.Now()
 			for _, r := range runs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.Export, r.Tick.Format(time.RFC3339), r.Status,
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.Export, r.Tick.Format(time.RFC3339), r.State(now),
 					r.From.Format(time.RFC3339), r.Until.Format(time.RFC3339), r.Listed, r.Exported, r.Skipped, r.Location, r.Error)
 			}
 			return w.Flush()
