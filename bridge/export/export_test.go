@@ -37,23 +37,16 @@ type fixture struct {
 	start  time.Time
 }
 
-var (
-	shared     *fixture
-	sharedOnce sync.Once
-)
-
-// completed250 returns a fixture with 250 completed transcriptions, made once for the package.
+// completed250 returns a fixture of the test's own: a sandbox with 250 completed
+// transcriptions (uploaded in well under a second) and an empty store.
 func completed250(t *testing.T) *fixture {
 	t.Helper()
-	sharedOnce.Do(func() { shared = newFixture(t, 250) })
-	if shared == nil {
-		t.Fatal("fixture failed")
-	}
-	return withStore(t, shared)
+	return withStore(t, newFixture(t, 250))
 }
 
 func newFixture(t *testing.T, n int) *fixture {
-	sb := sandboxtest.Start(&testing.T{}, func(o *sandbox.Options) {
+	t.Helper()
+	sb := sandboxtest.Start(t, func(o *sandbox.Options) {
 		o.TimeScale, o.DataRate = 0.0005, 1000000
 		o.Seed.Workspaces[0].Limits.Concurrency = 50
 		o.Seed.Workspaces[0].BalanceMinutes = 100000

@@ -63,10 +63,7 @@ func newJobsCmd() *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			j, err := store.Job(cmd.Context(), args[0])
-			if errors.Is(err, bridge.ErrNotFound) {
-				return &exitError{code: exitFailed, err: err}
-			}
+			j, err := loadJob(cmd, store, args[0])
 			if err != nil {
 				return err
 			}
@@ -93,10 +90,7 @@ func newJobsCmd() *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			j, err := store.Job(cmd.Context(), args[0])
-			if errors.Is(err, bridge.ErrNotFound) {
-				return &exitError{code: exitFailed, err: err}
-			}
+			j, err := loadJob(cmd, store, args[0])
 			if err != nil {
 				return err
 			}
@@ -124,4 +118,13 @@ func oneLine(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// loadJob reads job id; an unknown id exits 1.
+func loadJob(cmd *cobra.Command, store bridge.Store, id string) (*bridge.Job, error) {
+	j, err := store.Job(cmd.Context(), id)
+	if errors.Is(err, bridge.ErrNotFound) {
+		return nil, &exitError{code: exitFailed, err: err}
+	}
+	return j, err
 }

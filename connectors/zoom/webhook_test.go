@@ -84,10 +84,13 @@ func TestWebhook(t *testing.T) {
 	}
 	// The download uses the webhook's token (the fake takes dl- tokens only as access_token).
 	fake.ExpireTokens()
-	before := fake.Downloads
+	before, tokens := fake.Downloads, fake.TokensIssued()
 	b, err := read(src, r)
 	if err != nil || len(b) != 4000 || fake.Downloads != before+1 {
 		t.Errorf("download with the webhook token = %d bytes, %v", len(b), err)
+	}
+	if n := fake.TokensIssued() - tokens; n != 0 {
+		t.Errorf("the download asked for %d OAuth token(s); want the webhook's download_token used", n)
 	}
 	if b, _ := json.Marshal(r); bytes.Contains(b, []byte("dl-token")) {
 		t.Errorf("the download token reached the stored recording: %s", b)

@@ -74,6 +74,7 @@ type Server struct {
 	tokens    map[string]bool
 	limited   []string // Retry-After values for the next API requests, each answered 429
 	next      int
+	issued    int
 	Deleted   []string // raw paths of DELETE requests, as received
 	Downloads int
 	Calls     map[string]int // API requests by path pattern
@@ -155,6 +156,13 @@ func (s *Server) RateLimit(retryAfter ...string) {
 	s.mu.Lock()
 	s.limited = append(s.limited, retryAfter...)
 	s.mu.Unlock()
+}
+
+// TokensIssued counts the OAuth tokens the fake has handed out.
+func (s *Server) TokensIssued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.issued
 }
 
 // ExpireTokens makes every token issued so far invalid (401 code 124).

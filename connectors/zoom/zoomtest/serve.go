@@ -36,6 +36,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.mu.Lock()
 		s.next++
+		s.issued++
 		tok := "zt-" + strconv.Itoa(s.next)
 		s.tokens[tok] = true
 		s.mu.Unlock()
@@ -122,15 +123,8 @@ func (s *Server) listUsers(w http.ResponseWriter, q url.Values) {
 		}
 	}
 	s.mu.Unlock()
-	out := map[string]any{"page_size": size, "total_records": len(match), "next_page_token": "", "users": []User{}}
-	if off < len(match) {
-		end := min(off+size, len(match))
-		out["users"] = match[off:end]
-		if end < len(match) {
-			out["next_page_token"] = pageToken(end)
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
+	page, next := paginate(match, off, size)
+	writeJSON(w, http.StatusOK, map[string]any{"page_size": size, "total_records": len(match), "next_page_token": next, "users": page})
 }
 
 func (s *Server) listRecordings(w http.ResponseWriter, q url.Values, user string) {
@@ -171,16 +165,9 @@ func (s *Server) listRecordings(w http.ResponseWriter, q url.Values, user string
 		}
 	}
 	s.mu.Unlock()
-	out := map[string]any{"from": q.Get("from"), "to": q.Get("to"), "page_size": size, "total_records": len(match),
-		"next_page_token": "", "meetings": []Meeting{}}
-	if off < len(match) {
-		end := min(off+size, len(match))
-		out["meetings"] = match[off:end]
-		if end < len(match) {
-			out["next_page_token"] = pageToken(end)
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
+	page, next := paginate(match, off, size)
+	writeJSON(w, http.StatusOK, map[string]any{"from": q.Get("from"), "to": q.Get("to"), "page_size": size,
+		"total_records": len(match), "next_page_token": next, "meetings": page})
 }
 
 func (s *Server) findFile(id string) *File {
@@ -237,4 +224,16 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, id string) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(content)))
 		w.Write(content)
 	}
+}
+
+// paginate returns the page of items at offset and the token of the next page ("" at the end).
+func paginate[T any](items []T, offset, size int) ([]T, string) {
+	if offset >= len(items) {
+		return []T{}, ""
+	}
+	end := min(offset+size, len(items))
+	if end < len(items) {
+		return items[offset:end], pageToken(end)
+	}
+	return items[offset:end], ""
 }
