@@ -29,6 +29,7 @@ type receiver struct {
 	answer   func(n int, body map[string]any) (int, string) // status and Retry-After
 	received []map[string]any
 	ids      []string
+	tried    []string // the webhook-id of every verified request, whatever the answer
 	calls    int
 	bad      int
 }
@@ -43,6 +44,7 @@ func (rx *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(401)
 		return
 	}
+	rx.tried = append(rx.tried, r.Header.Get(webhook.HeaderID))
 	var m map[string]any
 	json.Unmarshal(body, &m)
 	status, retryAfter := 200, ""
@@ -218,6 +220,41 @@ func TestRetriesDeadLetterAndReplay(t *testing.T) {
 	f.step(t)
 	if len(f.rx.ids) != 1 || f.rx.ids[0] != dead[0].WebhookID {
 		t.Errorf("replayed delivery arrived with ids %v, want %s", f.rx.ids, dead[0].WebhookID)
+	}
+}
+
+// TestWebhookIDsAcrossBridgesRetriesAndReplay: two bridges on fresh databases send their first
+// event under different webhook-ids (a receiver deduplicating by id, as Standard Webhooks asks,
+// drops neither), and a delivery keeps its id on a retry and on a replay.
+func TestWebhookIDsAcrossBridgesRetriesAndReplay(t *testing.T) {
+	ctx := context.Background()
+	one := newFixture(t, func(n int, _ map[string]any) (int, string) {
+		if n == 1 {
+			return 503, ""
+		}
+		return 200, ""
+	})
+	other := newFixture(t, nil)
+	for _, f := range []*fixture{one, other} {
+		f.emit(t, "a", bridge.EventCompleted)
+		f.step(t)
+	}
+	one.clock.Add(10 * time.Second)
+	one.step(t) // the retry
+	ds, err := one.store.Deliveries(ctx, relay.DeliveryFilter{})
+	if err != nil || len(ds) != 1 || ds[0].Status != relay.StatusDelivered {
+		t.Fatalf("deliveries = %+v, %v; want one delivered", ds, err)
+	}
+	if n, err := one.store.Replay(ctx, []string{ds[0].ID}, relay.DeliveryFilter{}, one.clock.Now()); err != nil || n != 1 {
+		t.Fatalf("Replay = %d, %v; want 1", n, err)
+	}
+	one.step(t)
+	id := ds[0].WebhookID
+	if want := []string{id, id, id}; len(one.rx.tried) != 3 || one.rx.tried[0] != id || one.rx.tried[1] != id || one.rx.tried[2] != id {
+		t.Errorf("first try, retry and replay sent webhook-ids %v, want %v", one.rx.tried, want)
+	}
+	if len(other.rx.tried) != 1 || other.rx.tried[0] == id {
+		t.Errorf("the other bridge's first event went out as %v; want one id other than %s", other.rx.tried, id)
 	}
 }
 

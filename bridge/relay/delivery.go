@@ -23,7 +23,8 @@ type Delivery struct {
 	// EventID is the outbox event; Endpoint its destination.
 	EventID  int64  `json:"event_id"`
 	Endpoint string `json:"endpoint"`
-	// WebhookID is the webhook-id header, the same on every attempt and replay.
+	// WebhookID is the webhook-id header: globally unique (webhook.NewID), fixed when the
+	// delivery is created and the same on every attempt and replay.
 	WebhookID       string          `json:"webhook_id"`
 	Type            string          `json:"type"`
 	JobID           string          `json:"job_id"`
@@ -62,8 +63,8 @@ var ErrUnknownEvent = errors.New("no such event in the outbox")
 // Store keeps deliveries; bridge/sqlite implements it beside the bridge.Store.
 type Store interface {
 	// FanOut creates one pending delivery of the event per endpoint (unique on event and
-	// endpoint, so a redelivered message adds nothing) and marks the event handed on, in one
-	// transaction. It fails with ErrUnknownEvent when the outbox has no such event.
+	// endpoint, so a redelivered message adds nothing), each with a fresh webhook-id from
+	// webhook.NewID, and marks the event handed on, in one transaction. It fails with ErrUnknownEvent when the outbox has no such event.
 	FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error
 	// Abandon turns the pending deliveries of endpoints not in known into dead letters (an
 	// endpoint removed from the configuration).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
+	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 )
 
 var _ relay.Store = (*Store)(nil)
@@ -44,10 +45,16 @@ func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []str
 			return fmt.Errorf("fan out event %d: %w", ref.EventID, relay.ErrUnknownEvent)
 		}
 		for _, ep := range endpoints {
+			// The webhook-id is fixed here, once: a delivery that already exists (a redelivered
+			// message) keeps its own, and retries and replays reuse the stored one.
+			webhookID, err := webhook.NewID()
+			if err != nil {
+				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
 				data, event_at, status, next_attempt_at, created_at, updated_at)
 				SELECT ?, id, ?, ?, type, job_id, transcription_id, data, created_at, ?, ?, ?, ? FROM outbox WHERE id = ?
-				ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, fmt.Sprintf("msg_%d_%s", ref.EventID, ep),
+				ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, webhookID,
 				relay.StatusPending, now.UnixNano(), now.UnixNano(), now.UnixNano(), ref.EventID); err != nil {
 				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 			}
