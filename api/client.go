@@ -37,6 +37,11 @@ type Config struct {
 	MaxAttempts int
 	// MinBackoff and MaxBackoff bound the exponential backoff with full jitter (defaults 500 ms, 30 s).
 	MinBackoff, MaxBackoff time.Duration
+	// UnreachableTimeout is how long one call keeps retrying while no connection can be made
+	// at all (connection refused, unknown host, no route); then it fails with an
+	// *UnreachableError naming the base URL (default 5 s). A server that answers, even with
+	// errors, is retried up to MaxAttempts as usual.
+	UnreachableTimeout time.Duration
 	// MaxRetryAfter is the longest Retry-After the client waits inside a call; a longer one (a
 	// daily quota pointing to midnight) is returned to the caller at once (default 2 min).
 	MaxRetryAfter time.Duration
@@ -71,6 +76,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = 30 * time.Second
+	}
+	if c.UnreachableTimeout == 0 {
+		c.UnreachableTimeout = 5 * time.Second
 	}
 	if c.MaxRetryAfter == 0 {
 		c.MaxRetryAfter = 2 * time.Minute
@@ -198,6 +206,7 @@ type call struct {
 // operation; the *Error inside carries the status and upstream code.
 func (c *Client) do(ctx context.Context, cl call) (*resty.Response, error) {
 	var lastErr error
+	var reach reachability
 	retried := false
 	for attempt := 1; ; attempt++ {
 		if err := c.wait(ctx, cl.class); err != nil {
@@ -221,6 +230,9 @@ func (c *Client) do(ctx context.Context, cl call) (*resty.Response, error) {
 			if !retryableNetErr(err) {
 				return nil, fmt.Errorf("%s: %w", cl.op, lastErr)
 			}
+			if uerr := reach.fail(lastErr, c.base, c.cfg.UnreachableTimeout); uerr != nil {
+				return nil, fmt.Errorf("%s: %w", cl.op, uerr)
+			}
 		case resp.StatusCode() >= 200 && resp.StatusCode() < 300:
 			if cl.stream {
 				return resp, nil
@@ -238,6 +250,7 @@ func (c *Client) do(ctx context.Context, cl call) (*resty.Response, error) {
 				return resp, nil
 			}
 			lastErr = apiErr
+			reach.fail(apiErr, c.base, c.cfg.UnreachableTimeout) // it answered: reachable
 			retryAfter = apiErr.RetryAfter
 			if !retryableStatus(apiErr) || retryAfter > c.cfg.MaxRetryAfter {
 				return nil, fmt.Errorf("%s: %w", cl.op, apiErr)
@@ -247,7 +260,7 @@ func (c *Client) do(ctx context.Context, cl call) (*resty.Response, error) {
 			return nil, fmt.Errorf("%s: giving up after %d attempts: %w", cl.op, attempt, lastErr)
 		}
 		retried = true
-		if err := sleep(ctx, c.backoff(attempt, retryAfter)); err != nil {
+		if err := sleep(ctx, reach.wait(c.backoff(attempt, retryAfter), c.cfg.UnreachableTimeout)); err != nil {
 			return nil, fmt.Errorf("%s: %w", cl.op, ctxErr(ctx, err, lastErr))
 		}
 	}

@@ -170,6 +170,7 @@ func (c *Client) Upload(ctx context.Context, p UploadParams) (*UploadResult, err
 		target += "?" + query.Encode()
 	}
 	var lastErr error
+	var reach reachability
 	consumed := false // whether an attempt has read from Body
 	for attempt := 1; ; attempt++ {
 		if err := c.wait(ctx, classData); err != nil {
@@ -195,6 +196,9 @@ func (c *Client) Upload(ctx context.Context, p UploadParams) (*UploadResult, err
 		case !retryableNetErr(err):
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}
+		if uerr := reach.fail(err, c.base, c.cfg.UnreachableTimeout); uerr != nil {
+			return nil, fmt.Errorf("%s (Idempotency-Key %s): %w", op, p.IdempotencyKey, uerr)
+		}
 		if sent > 0 && p.Open == nil {
 			if _, ok := p.Body.(io.Seeker); !ok {
 				return nil, fmt.Errorf("%s (Idempotency-Key %s): %w after %d bytes: %w", op, p.IdempotencyKey, ErrNotRetryable, sent, err)
@@ -203,7 +207,7 @@ func (c *Client) Upload(ctx context.Context, p UploadParams) (*UploadResult, err
 		if attempt >= c.cfg.MaxAttempts {
 			return nil, fmt.Errorf("%s (Idempotency-Key %s): giving up after %d attempts: %w", op, p.IdempotencyKey, attempt, lastErr)
 		}
-		if err := sleep(ctx, c.backoff(attempt, retryAfter)); err != nil {
+		if err := sleep(ctx, reach.wait(c.backoff(attempt, retryAfter), c.cfg.UnreachableTimeout)); err != nil {
 			return nil, fmt.Errorf("%s (Idempotency-Key %s): %w", op, p.IdempotencyKey, ctxErr(ctx, err, lastErr))
 		}
 	}

@@ -267,8 +267,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("api.requests_per_minute: %d is below 1", c.API.RequestsPerMinute)
 	case c.Sandbox.TimeScale < 0:
 		return fmt.Errorf("sandbox.time_scale: must be positive")
-	case len(c.Sources) == 0:
-		return errors.New("sources: at least one source is needed")
+	case len(c.Sources) == 0 && len(c.Exports) == 0 && len(c.Webhooks) == 0:
+		// An export-only or relay-only deployment needs no source; a config with none of the
+		// three has nothing to do.
+		return errors.New("sources: nothing to do: configure at least one source, export or webhook")
 	}
 	exportNames := map[string]bool{}
 	for i := range c.Exports {

@@ -40,7 +40,7 @@ sources:
 func TestConfigErrorsNameTheKey(t *testing.T) {
 	tests := []struct{ yaml, want string }{
 		{"api: {colour: red}\nsources: [{name: a, type: localdir}]", "invalid keys: colour"},
-		{"sources: []", "sources: at least one"},
+		{"sources: []", "sources: nothing to do: configure at least one source, export or webhook"},
 		{"sources: [{name: a}]", "sources[0].type: required"},
 		{"sources: [{name: a, type: localdir}, {name: a, type: localdir}]", `sources[1].name: "a" is used twice`},
 		{"sources: [{name: a, type: localdir, schedule: 'every day'}]", "sources[0].schedule"},

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"text/tabwriter"
 	"time"
 
@@ -12,20 +15,32 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
-// openStore loads the configuration and opens its store, for the inspection commands.
+// openStore loads the configuration and opens its existing store, for the commands that read
+// or act on what is stored: it never creates a database (see openExistingStore).
 func openStore(cmd *cobra.Command, cf *configFlags) (*sqlite.Store, *Config, error) {
 	cfg, err := cf.load()
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := openStoreAt(cmd.Context(), cfg)
+	store, err := openExistingStore(cmd.Context(), cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	return store, cfg, nil
 }
 
-// openStoreAt opens the configured store.
+// openExistingStore opens the configured store only if its database exists: a read-only
+// command run from the wrong directory says where it looked instead of creating an empty
+// database there.
+func openExistingStore(ctx context.Context, cfg *Config) (*sqlite.Store, error) {
+	if _, err := os.Stat(cfg.Store.DSN); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no database at %s (set store.dsn or --config)", cfg.Store.DSN)
+	}
+	return openStoreAt(ctx, cfg)
+}
+
+// openStoreAt opens the configured store, creating the database when it does not exist yet
+// (for the commands that write: run, export run, sources backfill, identities apply).
 func openStoreAt(ctx context.Context, cfg *Config) (*sqlite.Store, error) {
 	store, err := sqlite.Open(ctx, cfg.Store.DSN)
 	if err != nil {

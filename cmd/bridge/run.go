@@ -153,7 +153,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	}
 	p.API = client
 	members.Dir = client
-	if err := checkScopes(ctx, client, needReports, needMembers, log); err != nil {
+	if err := checkScopes(ctx, client, needReports, needMembers, once, log); err != nil {
 		return err
 	}
 	log.Info("bridge running", "instance", instance, "sources", len(p.Sources), "store", cfg.Store.DSN, "once", once)
@@ -270,9 +270,10 @@ func cfgTypes(cfg *Config) map[string]string {
 	return out
 }
 
-// checkScopes refuses to start when the key lacks a right the configuration needs, and only
-// warns when the service cannot be reached (the bridge waits it out).
-func checkScopes(ctx context.Context, c *api.Client, needReports, needMembers bool, log *slog.Logger) error {
+// checkScopes refuses to start when the key lacks a right the configuration needs. When the
+// service cannot be reached, a one-shot run (once) fails with the reason; a long-running one
+// warns and waits it out.
+func checkScopes(ctx context.Context, c *api.Client, needReports, needMembers, once bool, log *slog.Logger) error {
 	want := []string{"uploads:write"}
 	if needReports {
 		want = append(want, "reports:write")
@@ -283,6 +284,9 @@ func checkScopes(ctx context.Context, c *api.Client, needReports, needMembers bo
 	missing, err := c.MissingScopes(cctx, want...)
 	if e := api.AsError(err); e != nil && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden) {
 		return usageError("api key: %v", err)
+	}
+	if err != nil && once {
+		return fmt.Errorf("api.base_url: %w", err)
 	}
 	if err != nil {
 		log.Warn("cannot reach the API yet; the bridge will keep trying", "err", err)
@@ -335,6 +339,9 @@ func summarize(ctx context.Context, store bridge.Store, w io.Writer) error {
 		}
 	}
 	sort.Strings(parts)
+	if len(parts) == 0 {
+		parts = []string{"none"}
+	}
 	fmt.Fprintf(w, "jobs: %s\n", strings.Join(parts, ", "))
 	if waiting := counts[bridge.StateHeld] + counts[bridge.StateResubmit]; waiting > 0 {
 		return &exitError{code: exitWaiting, err: fmt.Errorf("%d job(s) wait (held or resubmit): see bridge jobs list --state held", waiting)}

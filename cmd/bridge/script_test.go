@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +84,7 @@ func TestScripts(t *testing.T) {
 			"zipnames": cmdZipnames,
 			"trimnl":   cmdTrimNewline,
 			"expand":   cmdExpand,
+			"exits":    cmdExits,
 		},
 	})
 }
@@ -149,4 +153,26 @@ func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := os.ReadFile(p)
 	ts.Check(err)
 	ts.Check(os.WriteFile(p, []byte(os.Expand(string(b), ts.Getenv)), 0o644))
+}
+
+// exits CODE COMMAND [ARGS...]: run the command like exec and fail unless it exits with CODE
+// (stdout and stderr are kept for the checks that follow).
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE COMMAND [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
 }

@@ -122,7 +122,11 @@ func newSourcesCmd() *cobra.Command {
 			if err != nil {
 				return usageError("--from %q: want a date like 2026-01-31", from)
 			}
-			store, cfg, err := openStore(cmd, &cf)
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			store, err := openStoreAt(cmd.Context(), cfg) // queues jobs: creates the database on a fresh install
 			if err != nil {
 				return err
 			}
