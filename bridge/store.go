@@ -23,6 +23,18 @@ type JobFilter struct {
 	Limit int
 }
 
+// MappingChange is the store's record of the latest mapping change, shared by every process
+// on the store: bridge run compares Generation with what it saw last and, when it moved, maps
+// its held jobs again with a fresh member list.
+type MappingChange struct {
+	// Generation counts the changes; 0 before the first.
+	Generation int64 `json:"generation"`
+	// Reason says what changed ("identities apply --source zoom: 2 created").
+	Reason string `json:"reason,omitempty"`
+	// At is when the change was recorded.
+	At time.Time `json:"at,omitzero"`
+}
+
 // Store keeps jobs, cursors, history and the outbox. Implementations: bridge/sqlite (the
 // embedded default); every one passes bridge/storetest.
 type Store interface {
@@ -49,6 +61,13 @@ type Store interface {
 	PendingEvents(ctx context.Context, limit int) ([]Event, error)
 	// InstanceID returns this installation's id, created on first use.
 	InstanceID(ctx context.Context) (string, error)
+	// NoteMappingChange records that who owns what may have changed (bindings made upstream by
+	// identities apply, authors set by hand): it moves the mapping generation on by one, with
+	// reason and now, and returns the new state. Every process using the store sees it.
+	NoteMappingChange(ctx context.Context, reason string, now time.Time) (MappingChange, error)
+	// LastMappingChange returns the latest recorded mapping change (Generation 0 before any).
+	// It is cheap: bridge run polls it every few seconds.
+	LastMappingChange(ctx context.Context) (MappingChange, error)
 	// Close releases the store.
 	Close() error
 }

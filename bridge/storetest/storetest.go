@@ -26,12 +26,31 @@ func Run(t *testing.T, open func(t *testing.T) bridge.Store) {
 		{"ConcurrentClaimsHaveOneWinner", testConcurrentClaims},
 		{"FiltersAndCounts", testFilters},
 		{"InstanceIDIsStable", testInstanceID},
+		{"MappingChangesAreCounted", testMappingChanges},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
 			t.Cleanup(func() { s.Close() })
 			tc.fn(t, s)
+		})
+	}
+}
+
+// RunShared runs the tests that need two handles on one database, as two processes have (bridge
+// run, and a command such as identities apply); open returns both, on a new, empty database.
+func RunShared(t *testing.T, open func(t *testing.T) (first, second bridge.Store)) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, bridge.Store, bridge.Store)
+	}{
+		{"MappingChangeSeenByTheOtherHandle", testMappingChangeShared},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := open(t)
+			t.Cleanup(func() { a.Close(); b.Close() })
+			tc.fn(t, a, b)
 		})
 	}
 }
@@ -190,5 +209,80 @@ func testInstanceID(t *testing.T, s bridge.Store) {
 	b, _ := s.InstanceID(ctx)
 	if err != nil || a == "" || a != b {
 		t.Errorf("InstanceID = %q, %q, %v; want one stable id", a, b, err)
+	}
+}
+
+func testMappingChanges(t *testing.T, s bridge.Store) {
+	ctx := context.Background()
+	if ch, err := s.LastMappingChange(ctx); err != nil || ch.Generation != 0 || ch.Reason != "" || !ch.At.IsZero() {
+		t.Fatalf("LastMappingChange before any = %+v, %v; want generation 0", ch, err)
+	}
+	tests := []struct {
+		reason string
+		at     time.Time
+		want   int64
+	}{
+		{"identities apply --source zoom: 1 created", t0, 1},
+		{"jobs release j-1", t0.Add(time.Minute), 2},
+		{"", t0.Add(2 * time.Minute), 3},
+	}
+	for _, tc := range tests {
+		ch, err := s.NoteMappingChange(ctx, tc.reason, tc.at)
+		if err != nil || ch.Generation != tc.want || ch.Reason != tc.reason || !ch.At.Equal(tc.at) {
+			t.Errorf("NoteMappingChange(%q) = %+v, %v; want generation %d", tc.reason, ch, err, tc.want)
+		}
+		if last, err := s.LastMappingChange(ctx); err != nil || last.Generation != ch.Generation || last.Reason != ch.Reason || !last.At.Equal(ch.At) {
+			t.Errorf("LastMappingChange after %q = %+v, %v; want %+v", tc.reason, last, err, ch)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.NoteMappingChange(ctx, fmt.Sprint("concurrent ", i), t0); err != nil {
+				t.Errorf("concurrent NoteMappingChange: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ch, _ := s.LastMappingChange(ctx); ch.Generation != 11 {
+		t.Errorf("after 3 and 8 concurrent changes the generation is %d, want 11 (none lost)", ch.Generation)
+	}
+}
+
+func testMappingChangeShared(t *testing.T, a, b bridge.Store) {
+	ctx := context.Background()
+	if _, err := a.NoteMappingChange(ctx, "identities apply --source zoom", t0); err != nil {
+		t.Fatal(err)
+	}
+	if ch, err := b.LastMappingChange(ctx); err != nil || ch.Generation != 1 || ch.Reason != "identities apply --source zoom" || !ch.At.Equal(t0) {
+		t.Errorf("the other handle sees %+v, %v; want generation 1 and its reason", ch, err)
+	}
+	if _, err := b.NoteMappingChange(ctx, "jobs release", t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if ch, _ := a.LastMappingChange(ctx); ch.Generation != 2 || ch.Reason != "jobs release" {
+		t.Errorf("the first handle sees %+v; want generation 2", ch)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := a
+			if i%2 == 1 {
+				s = b
+			}
+			if _, err := s.NoteMappingChange(ctx, "both at once", t0); err != nil {
+				t.Errorf("NoteMappingChange %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for name, s := range map[string]bridge.Store{"first": a, "second": b} {
+		if ch, _ := s.LastMappingChange(ctx); ch.Generation != 10 {
+			t.Errorf("the %s handle sees generation %d after 2 and 8 concurrent changes from both, want 10", name, ch.Generation)
+		}
 	}
 }

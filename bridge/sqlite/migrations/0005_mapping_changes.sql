@@ -1,0 +1,9 @@
+-- The mapping generation: moved on by every process that changes who owns what (identities
+-- apply, jobs release) and polled by bridge run, which then maps its held jobs again.
+CREATE TABLE mapping_changes (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    generation INTEGER NOT NULL,
+    reason     TEXT NOT NULL,
+    changed_at INTEGER NOT NULL
+);
+INSERT INTO mapping_changes (id, generation, reason, changed_at) VALUES (1, 0, '', 0);
