@@ -1,5 +1,6 @@
 // Package sqlite is the embedded default Store of the bridge: one SQLite file (go-sqlite3) in WAL
-// mode with a busy timeout, one writer connection, and embedded, numbered migrations.
+// mode with a busy timeout, one writer connection, and embedded, numbered migrations applied in one
+// transaction under the write lock, so that processes opening the same new file do not collide.
 package sqlite
 
 import (
@@ -19,7 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
-	_ "github.com/mattn/go-sqlite3" // the SQLite driver
+	"github.com/mattn/go-sqlite3" // the SQLite driver, and its error codes
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
@@ -43,7 +44,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			return nil, fmt.Errorf("store %s: %w", path, err)
 		}
 	}
-	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate&_synchronous=FULL"
+	// No _journal_mode in the DSN: WAL is a property of the file, set once by wal below, where a
+	// race between processes opening a new file is retried instead of failing the connection.
+	dsn := "file:" + path + "?_busy_timeout=" + strconv.Itoa(int(busyTimeout/time.Millisecond)) +
+		"&_foreign_keys=on&_txlock=immediate&_synchronous=FULL"
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
@@ -52,6 +56,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// Transactions are short and never span an HTTP call.
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db}
+	if err := s.wal(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w", path, err)
@@ -62,43 +70,129 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	for _, topic := range []string{bridge.EventsTopic, bridge.EventsPoisonTopic} {
-		if err := bus.InitializeSchema(ctx, s.db, topic); err != nil {
-			return fmt.Errorf("migrate: %w", err)
+// busyTimeout is how long a statement waits for another connection's (or process's) lock
+// before it fails with "database is locked".
+const busyTimeout = 10 * time.Second
+
+// wal puts the database file in WAL mode (it stays so: the mode is stored in the file). Several
+// processes opening a brand-new file at once race to switch it, and SQLite can answer the
+// losers "database is locked" without waiting on the busy timeout; they try again, for up to
+// busyTimeout, and then find the file in WAL mode already.
+func (s *Store) wal(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		var mode string
+		err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		switch {
+		case err == nil && (mode == "wal" || mode == "memory"): // an in-memory database has no WAL
+			return nil
+		case err == nil:
+			return fmt.Errorf("set WAL mode: the database stays in %s mode", mode)
+		case !isBusy(err) || time.Now().After(deadline):
+			return fmt.Errorf("set WAL mode: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("set WAL mode: %w", ctx.Err())
+		case <-time.After(wait):
 		}
 	}
+}
+
+// isBusy reports whether err is SQLite's "database is locked" (SQLITE_BUSY) or "database table
+// is locked" (SQLITE_LOCKED).
+func isBusy(err error) bool {
+	var e sqlite3.Error
+	return errors.As(err, &e) && (e.Code == sqlite3.ErrBusy || e.Code == sqlite3.ErrLocked)
+}
+
+// migration is one embedded migrations/NNNN_name.sql file.
+type migration struct {
+	version int
+	name    string
+	body    string
+}
+
+// embedded lists the embedded migrations in version order. It fails on a file whose name
+// does not start with its number, or on two files with one number.
+func embedded() ([]migration, error) {
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("list migrations: %w", err)
 	}
-	sort.Strings(names)
+	out := make([]migration, 0, len(names))
 	for _, name := range names {
 		v, err := strconv.Atoi(strings.SplitN(filepath.Base(name), "_", 2)[0])
 		if err != nil {
-			return fmt.Errorf("migration %s: name must start with its number", name)
+			return nil, fmt.Errorf("migration %s: name must start with its number", name)
 		}
-		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: %w", name, err)
+		}
+		out = append(out, migration{version: v, name: name, body: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i := 1; i < len(out); i++ {
+		if out[i].version == out[i-1].version {
+			return nil, fmt.Errorf("migrations %s and %s have the same number", out[i-1].name, out[i].name)
+		}
+	}
+	return out, nil
+}
+
+// migrate brings the schema up to date in one transaction that holds SQLite's write lock
+// (BEGIN IMMEDIATE, from the DSN's _txlock) from reading schema_migrations to recording the last
+// migration applied: the event bus tables, then every pending migration in order. Another
+// process opening the same file meanwhile waits for the lock (busy timeout) and then finds
+// nothing to do; a failed migration leaves the schema as it was. Migrations therefore run inside
+// a transaction and must not need to run outside one (VACUUM, PRAGMA foreign_keys).
+func (s *Store) migrate(ctx context.Context) error {
+	all, err := embedded()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 			return err
 		}
-		if n > 0 {
-			continue
-		}
-		body, _ := migrations.ReadFile(name)
-		err = s.tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		for _, topic := range []string{bridge.EventsTopic, bridge.EventsPoisonTopic} {
+			if err := bus.InitializeSchema(ctx, tx, topic); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano())
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("migration %s: %w", name, err)
 		}
+		applied := map[int]bool{}
+		rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+		if err != nil {
+			return fmt.Errorf("applied migrations: %w", err)
+		}
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return fmt.Errorf("applied migrations: %w", err)
+			}
+			applied[v] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("applied migrations: %w", err)
+		}
+		for _, m := range all {
+			if applied[m.version] {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, m.body); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, m.version, time.Now().UnixNano()); err != nil {
+				return fmt.Errorf("migration %s: record: %w", m.name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
 }
