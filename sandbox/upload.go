@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"os"
 	"strconv"
@@ -268,24 +267,6 @@ func (s *Server) validateUpload(w http.ResponseWriter, r *http.Request, p *princ
 		return nil, false
 	}
 	return u, true
-}
-
-// dispositionFilename extracts the file name from Content-Disposition, preferring the RFC 5987
-// filename* form.
-func dispositionFilename(h string) (string, error) {
-	if strings.TrimSpace(h) == "" {
-		return "", errors.New("Content-Disposition: attachment; filename=<name> is required")
-	}
-	_, params, err := mime.ParseMediaType(h)
-	if err != nil {
-		return "", fmt.Errorf("Content-Disposition %q is malformed: %v", h, err)
-	}
-	name := params["filename"] // mime decodes filename* into filename
-	name = strings.TrimSpace(name[strings.LastIndexAny(name, `/\`)+1:])
-	if name == "" {
-		return "", errors.New("Content-Disposition carries no filename")
-	}
-	return name, nil
 }
 
 // uploadResponse is the 201 (and idempotent 200) answer.
