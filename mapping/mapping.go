@@ -10,9 +10,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/template"
 
 	"github.com/transcript-bridge/bridge/api"
@@ -43,7 +47,8 @@ type Rules struct {
 	// skip.
 	Otherwise string
 	// Map is a static table, external user (id or e-mail) → member (email:… or user:…); MapFile
-	// is the same as CSV (two columns, a header line optional).
+	// is the same as CSV (two columns, a header line optional), its entries over Map's. A running
+	// bridge reads the file again when it changes (Mapper.Reload).
 	Map     map[string]string
 	MapFile string
 	// Members is the cached member list the owner rules need.
@@ -57,16 +62,24 @@ type Mapper struct {
 	provider, otherwise   string
 	rules                 []string
 	members               *Members
-	table                 map[string]string // external user (id, or lower-cased e-mail) → author
-	externalID            *template.Template
-	metadata              map[string]*template.Template
+	// table is the map rule's entries, external user (id, or lower-cased e-mail) → author:
+	// static (mapping.map) under those of mapFile, swapped whole when Reload reads the file again.
+	table      atomic.Pointer[map[string]string]
+	static     map[string]string
+	mapFile    string
+	file       sync.Mutex // guards fileSum and fileErr
+	fileSum    [sha256.Size]byte
+	fileErr    string // the last error Reload reported, not reported again
+	externalID *template.Template
+	metadata   map[string]*template.Template
 }
 
 // New compiles a source's rules; a bad author form, template or reserved key is an error naming
 // the setting.
 func New(source, typ, instance string, r Rules) (*Mapper, error) {
 	m := &Mapper{source: source, typ: typ, instance: instance, author: r.Author, metadata: map[string]*template.Template{},
-		provider: strings.ToLower(r.Provider), rules: r.Resolve, otherwise: r.Otherwise, members: r.Members, table: map[string]string{}}
+		provider: strings.ToLower(r.Provider), rules: r.Resolve, otherwise: r.Otherwise, members: r.Members,
+		static: map[string]string{}, mapFile: r.MapFile}
 	if len(r.Resolve) > 0 && m.otherwise == "" {
 		m.otherwise = OtherwiseHold
 	}
@@ -96,16 +109,23 @@ func New(source, typ, instance string, r Rules) (*Mapper, error) {
 		}
 	}
 	for k, v := range r.Map {
-		if err := m.addMapping(k, v); err != nil {
+		if err := addMapping(m.static, k, v); err != nil {
 			return nil, fmt.Errorf("mapping.map %q: %w", k, err)
 		}
 	}
+	table := maps.Clone(m.static)
 	if r.MapFile != "" {
-		if err := m.loadMapFile(r.MapFile); err != nil {
+		data, err := os.ReadFile(r.MapFile)
+		if err == nil {
+			err = parseMapFile(r.MapFile, data, table)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("mapping.map_file: %w", err)
 		}
+		m.fileSum = sha256.Sum256(data)
 	}
-	if slices.Contains(r.Resolve, RuleMap) && len(m.table) == 0 {
+	m.table.Store(&table)
+	if slices.Contains(r.Resolve, RuleMap) && len(table) == 0 {
 		return nil, fmt.Errorf("mapping.rules: map needs map_file or map entries")
 	}
 	if r.ExternalID != "" {

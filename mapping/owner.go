@@ -82,7 +82,7 @@ func (m *Mapper) resolveOwner(ctx context.Context, o *bridge.Owner) (string, boo
 			return m.author, true, nil
 		case rule == RuleMap && o != nil:
 			for _, k := range []string{o.ID, strings.ToLower(o.Email)} {
-				if a, ok := m.table[k]; ok && k != "" {
+				if a, ok := m.tab()[k]; ok && k != "" {
 					return a, true, nil
 				}
 			}

@@ -63,7 +63,8 @@ func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []bridge.Owne
 			users[o.ID] = o
 		}
 	}
-	for k := range m.table {
+	table := m.tab()
+	for k := range table {
 		if _, ok := users[k]; !ok && !strings.Contains(k, "@") {
 			users[k] = bridge.Owner{ID: k}
 		}
@@ -81,9 +82,9 @@ func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []bridge.Owne
 			out = append(out, a)
 			continue
 		}
-		author, via := m.table[o.ID], "map"
+		author, via := table[o.ID], "map"
 		if author == "" && o.Email != "" {
-			author = m.table[strings.ToLower(o.Email)]
+			author = table[strings.ToLower(o.Email)]
 		}
 		if author == "" && o.Email != "" {
 			if mem, ok := byEmail[strings.ToLower(o.Email)]; ok {
@@ -112,11 +113,11 @@ func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []bridge.Owne
 		out = append(out, a)
 	}
 	if prune {
-		if len(m.table) == 0 {
+		if len(table) == 0 {
 			return nil, errors.New("--prune needs mapping.map_file or mapping.map: it removes the bindings the map no longer has")
 		}
 		for ext, mem := range boundTo {
-			if _, ok := m.table[ext]; !ok {
+			if _, ok := table[ext]; !ok {
 				out = append(out, Action{Kind: ActPrune, Identity: api.Identity{Provider: provider, ExternalID: ext},
 					MemberID: mem.ID, MemberMail: mem.Email, Why: "bound, but not in the map"})
 			}
