@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
@@ -178,4 +181,68 @@ func (p *Pipeline) RemapHeld(ctx context.Context, source string) error {
 		}
 	}
 	return nil
+}
+
+// Reloader is implemented by mappers that read a file which may change while the bridge runs
+// (mapping.map_file).
+type Reloader interface {
+	// Reload reads the file again; changed reports that its entries changed. On error the
+	// entries read before stay in force.
+	Reload() (changed bool, err error)
+}
+
+// mappingWatch is what CheckMapping saw last.
+type mappingWatch struct {
+	mu         sync.Mutex
+	started    bool
+	generation int64
+}
+
+// CheckMapping notices mapping changes made since its last call, by this process or any other
+// on the store: a new mapping generation (identities apply, jobs release, see
+// Store.NoteMappingChange) concerns every source, a changed map file (Reloader) its own. The
+// unmapped held jobs of those sources are then due at once, with a fresh member list and the
+// new map (RemapHeld), so the next step maps them. The first call only notes the generation:
+// the first step maps every unmapped job again anyway. Run calls it every
+// RunOptions.MappingInterval; it is cheap (one row read, the map files read and hashed).
+func (p *Pipeline) CheckMapping(ctx context.Context) error {
+	p.watch.mu.Lock()
+	defer p.watch.mu.Unlock()
+	ch, err := p.Store.LastMappingChange(ctx)
+	if err != nil {
+		return fmt.Errorf("check mapping: %w", err)
+	}
+	names := make([]string, 0, len(p.Sources))
+	for name := range p.Sources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var errs []error
+	var remap []string
+	moved := p.watch.started && ch.Generation != p.watch.generation
+	for _, name := range names {
+		r, ok := p.Sources[name].Mapper.(Reloader)
+		if !ok {
+			continue
+		}
+		changed, err := r.Reload()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", name, err))
+		}
+		if changed {
+			p.log().Info("map file changed: held jobs are mapped again", "source", name)
+			remap = append(remap, name)
+		}
+	}
+	if moved {
+		p.log().Info("mapping changed: held jobs are mapped again", "generation", ch.Generation, "reason", ch.Reason, "at", ch.At)
+		remap = names
+	}
+	for _, name := range slices.Compact(remap) {
+		if err := p.RemapHeld(ctx, name); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("check mapping: %w", err))...) // the generation is seen again next time
+		}
+	}
+	p.watch.started, p.watch.generation = true, ch.Generation
+	return errors.Join(errs...)
 }

@@ -77,6 +77,9 @@ type SourceConfig struct {
 	Source Source
 	Mapper Mapper
 	Upload UploadOptions
+	// RetryDeadline is how long the source may keep failing in ways that may pass before a job
+	// is held, from the first such failure (0: DefaultRetryDeadline, 72 h).
+	RetryDeadline time.Duration
 }
 
 // Pipeline moves jobs from discovery to done. Its steps are safe to call again after a crash:
@@ -103,6 +106,8 @@ type Pipeline struct {
 	// remapped is set once held, unmapped jobs were all mapped again after start.
 	remapped     atomic.Bool
 	lastFullPass time.Time // when the tracker last listed queued transcriptions too
+	// watch is the mapping generation CheckMapping saw last.
+	watch mappingWatch
 }
 
 func (p *Pipeline) now() time.Time {

@@ -18,6 +18,10 @@ type RunOptions struct {
 	StepInterval time.Duration
 	// PollInterval is how often the tracker lists (default 5 s, the reference's advice).
 	PollInterval time.Duration
+	// MappingInterval is how often CheckMapping looks for mapping changes made elsewhere (the
+	// store's mapping generation, the map files), so held jobs move within seconds of
+	// identities apply or a map edit (default 5 s).
+	MappingInterval time.Duration
 	// Once scans every source, processes until every job is done, skipped, failed or held, and
 	// returns (for cron and tests).
 	Once bool
@@ -36,7 +40,8 @@ func ParseSchedule(spec string) error {
 }
 
 // Run scans the sources on their schedules and steps the pipeline until ctx ends (or, with
-// Once, until nothing can move). Uploads in flight are awaited before it returns; a job cut
+// Once, until nothing can move), looking for mapping changes made elsewhere (CheckMapping)
+// between steps. Uploads in flight are awaited before it returns; a job cut
 // short stays in uploading with its key and is resumed on the next start.
 func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 	p.setDefaults()
@@ -45,6 +50,9 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = 5 * time.Second
+	}
+	if o.MappingInterval == 0 {
+		o.MappingInterval = 5 * time.Second
 	}
 	var uploads sync.WaitGroup
 	defer uploads.Wait()
@@ -61,11 +69,17 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 		c.Start()
 		defer func() { <-c.Stop().Done() }()
 	}
-	lastPoll := time.Time{}
+	lastPoll, lastMapping := time.Time{}, time.Time{}
 	for {
 		if o.Once {
 			for name := range p.Sources {
 				p.scanLogged(ctx, name)
+			}
+		}
+		if time.Since(lastMapping) >= o.MappingInterval {
+			lastMapping = time.Now()
+			if err := p.CheckMapping(ctx); err != nil && ctx.Err() == nil {
+				p.log().Error("mapping", "err", err)
 			}
 		}
 		track := time.Since(lastPoll) >= o.PollInterval
