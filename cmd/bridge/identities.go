@@ -90,6 +90,18 @@ func planFromConfig(ctx context.Context, cfg *Config, name string, prune bool) (
 	return client, plan, err
 }
 
+// noteMappingChange records in store that bindings may have changed, and says so: a running
+// bridge (in any process on the store) sees it within seconds and maps its held jobs again
+// with a fresh member list.
+func noteMappingChange(cmd *cobra.Command, store bridge.Store, reason string) error {
+	ch, err := store.NoteMappingChange(cmd.Context(), reason, time.Now().UTC())
+	if err != nil {
+		return fmt.Errorf("bindings changed, but a running bridge could not be told (it maps held jobs again within minutes): %w", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "mapping change %d noted: a running bridge maps its held jobs again within seconds\n", ch.Generation)
+	return nil
+}
+
 // syncIdentities is the scheduled form of identities apply (mapping.sync), logged; held jobs
 // of the source are mapped again at once when a binding was created.
 func syncIdentities(ctx context.Context, cfg *Config, name string, client *api.Client, store bridge.Store, p *bridge.Pipeline, log *slog.Logger) {
@@ -171,7 +183,18 @@ func newIdentitiesCmd() *cobra.Command {
 			printPlan(tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0), p, func(i int) string {
 				return outcomes[p[i].Identity.ExternalID+"\x00"+p[i].Kind]
 			})
-			return err
+			// Even when nothing was created here: a binding made in the application is news too.
+			counts := map[string]int{}
+			for _, r := range res {
+				counts[strings.SplitN(r.Outcome, ":", 2)[0]]++
+			}
+			reason := fmt.Sprintf("identities apply --source %s: %d created, %d removed", source, counts["created"], counts["removed"])
+			store, serr := openStoreAt(cmd.Context(), cfg)
+			if serr != nil {
+				return errors.Join(err, serr)
+			}
+			defer store.Close()
+			return errors.Join(err, noteMappingChange(cmd, store, reason))
 		},
 	}
 	var doIt bool
@@ -289,8 +312,12 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool) er
 	}
 	w.Flush()
 	fmt.Fprintf(cmd.OutOrStdout(), "%d transcription(s) to reassign\n", changed)
-	if failed > 0 {
-		return fmt.Errorf("%d reassignment(s) failed", failed)
+	var noted error
+	if doIt { // reassign follows changed bindings: held jobs may now map too
+		noted = noteMappingChange(cmd, store, fmt.Sprintf("identities reassign --source %s --apply: %d reassigned", name, changed-failed))
 	}
-	return nil
+	if failed > 0 {
+		return errors.Join(fmt.Errorf("%d reassignment(s) failed", failed), noted)
+	}
+	return noted
 }
