@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,8 +24,40 @@ type Source interface {
 	// harmless; missing one is not.
 	List(ctx context.Context, cursor string) ([]bridge.Recording, string, error)
 	// Open returns the content of a recording. It fails when the item no longer matches the
-	// recording's version (changed or gone).
+	// recording's version (changed or gone). A failure that may pass by itself (5xx, 429, a
+	// network failure, an HTML page or a short body instead of the file) wraps
+	// bridge.ErrSourceTransient (see Transient), in Open's error or in the body's read error:
+	// the job is retried, then held. Any other failure is permanent: the job is skipped with it.
 	Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error)
+}
+
+// Transient marks err as a source failure that may pass, with the wait the source asked for
+// (0: none); nil stays nil. See bridge.ErrSourceTransient.
+func Transient(err error, retryAfter time.Duration) error {
+	return bridge.SourceTransient(err, retryAfter)
+}
+
+// TransientStatus reports whether an HTTP status of a source may pass by itself: 408, 425, 429
+// and 5xx. Others (403, 404, 412, ...) are answers about the item and stay.
+func TransientStatus(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusTooEarly ||
+		status == http.StatusTooManyRequests || status >= 500 && status <= 599
+}
+
+// RetryAfter reads a Retry-After header (seconds or an HTTP date, relative to now); it returns
+// zero when the value is absent or unreadable, and at most a day.
+func RetryAfter(value string, now time.Time) time.Duration {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(value); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(value); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), 24*time.Hour)
 }
 
 // Finisher is implemented by sources that act on an item once its job is final (move a file
