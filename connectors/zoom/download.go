@@ -2,6 +2,7 @@ package zoom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -9,7 +10,10 @@ import (
 	"net/url"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // downloadTokenLife is how long a webhook's download_token is accepted.
@@ -17,8 +21,10 @@ const downloadTokenLife = 24 * time.Hour
 
 // Open downloads the recording file, following Zoom's redirect: with the webhook's
 // download_token while it is fresh, else a Server-to-Server OAuth token. An HTML answer (Zoom's
-// error page with status 200) or a byte count different from file_size is an error, so a bad
-// download is retried and never uploaded.
+// page with status 200, while the recording is still processing or on a hiccup), a byte count
+// different from file_size, 429, 5xx and network failures are transient errors
+// (bridge.ErrSourceTransient, with Zoom's Retry-After), so the download is retried later and
+// never uploaded short; 404 (the recording is gone) and a token refused twice are permanent.
 func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error) {
 	link := r.Fields["download_url"]
 	if link == "" {
@@ -34,7 +40,7 @@ func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, e
 	for attempt := 0; attempt < 2; attempt++ {
 		tok, err := s.api.tokens.get(ctx)
 		if err != nil {
-			return nil, err
+			return nil, tokenErr(err)
 		}
 		body, err := s.download(ctx, r, link, tok, "")
 		if err == nil || !isStatus(err, http.StatusUnauthorized) {
@@ -68,46 +74,45 @@ func (s *Source) download(ctx context.Context, r bridge.Recording, link, bearer,
 	}
 	resp, err := s.api.files.Do(req) // follows the redirect to the file
 	if err != nil {
-		return nil, fmt.Errorf("zoom download %s: %w", r.ItemID, redactErr(err))
+		err = fmt.Errorf("zoom download %s: %w", r.ItemID, redactErr(err))
+		if ctx.Err() == nil && bridge.NetFailure(err) {
+			err = connectors.Transient(err, 0)
+		}
+		return nil, err
 	}
-	fail := func(format string, a ...any) (io.ReadCloser, error) {
+	// A failed download is retried later: Zoom answers so while a recording is being processed,
+	// and on a hiccup.
+	retry := func(format string, a ...any) (io.ReadCloser, error) {
 		resp.Body.Close()
-		return nil, fmt.Errorf("zoom download %s: "+format, append([]any{r.ItemID}, a...)...)
+		return nil, connectors.Transient(fmt.Errorf("zoom download %s: "+format, append([]any{r.ItemID}, a...)...), 0)
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
-		return nil, fmt.Errorf("zoom download %s: %w", r.ItemID, &APIError{Status: resp.StatusCode, Op: "download", Message: resp.Status})
+		e := &APIError{Status: resp.StatusCode, Op: "download", Message: resp.Status}
+		err := fmt.Errorf("zoom download %s: %w", r.ItemID, e)
+		if connectors.TransientStatus(resp.StatusCode) {
+			err = connectors.Transient(err, connectors.RetryAfter(resp.Header.Get("Retry-After"), s.cfg.Now()))
+		}
+		return nil, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/html" {
-		return fail("answered an HTML page instead of the recording (an expired or refused token)")
+		return retry("answered an HTML page instead of the recording (still processing, or an expired or refused token)")
 	}
 	if resp.ContentLength >= 0 && resp.ContentLength != r.Size {
-		return fail("%d bytes announced, file_size is %d", resp.ContentLength, r.Size)
+		return retry("%d bytes announced, file_size is %d", resp.ContentLength, r.Size)
 	}
-	return &exact{rc: resp.Body, want: r.Size, item: r.ItemID}, nil
+	return bridge.ExactBody(resp.Body, r.Size, "zoom download "+r.ItemID), nil
 }
 
-// exact fails the read that ends a body of another length than want.
-type exact struct {
-	rc   io.ReadCloser
-	want int64
-	n    int64
-	item string
-}
-
-func (e *exact) Read(p []byte) (int, error) {
-	n, err := e.rc.Read(p)
-	e.n += int64(n)
-	if e.n > e.want {
-		return n, fmt.Errorf("zoom download %s: more than file_size %d bytes", e.item, e.want)
+// tokenErr classifies a failure to get an OAuth token: a network failure or an answer of 429
+// or 5xx from the token endpoint may pass; a refusal (bad credentials) does not.
+func tokenErr(err error) error {
+	var re *oauth2.RetrieveError
+	if bridge.NetFailure(err) || errors.As(err, &re) && re.Response != nil && connectors.TransientStatus(re.Response.StatusCode) {
+		return connectors.Transient(err, 0)
 	}
-	if err == io.EOF && e.n != e.want {
-		return n, fmt.Errorf("zoom download %s: %d of %d bytes (cut short): %w", e.item, e.n, e.want, io.ErrUnexpectedEOF)
-	}
-	return n, err
+	return err
 }
-
-func (e *exact) Close() error { return e.rc.Close() }
 
 // redactErr keeps access_token values out of an error's URL.
 func redactErr(err error) error {

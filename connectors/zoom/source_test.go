@@ -3,6 +3,7 @@ package zoom_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -220,6 +221,42 @@ func TestAfterUploadTrashEncodesUUIDs(t *testing.T) {
 	for _, d := range fake.Deleted {
 		if !want[d] {
 			t.Errorf("DELETE %s: not the expected encoding (%v)", d, want)
+		}
+	}
+}
+
+// TestDownloadFailuresAreClassified: what may pass (an HTML page, a short body, 503 with
+// Retry-After) is transient, so the bridge retries it; a recording gone (404) is not.
+func TestDownloadFailuresAreClassified(t *testing.T) {
+	fake := zoomtest.Start(t)
+	fake.AddUser("u1", "sam@acme.test", "active")
+	m := fake.AddMeeting("u1", "", "standup", day, map[string][]byte{"M4A": bytes.Repeat([]byte("audio "), 5000)})
+	src := newSource(t, fake, zoom.Config{})
+	r := one(t, src, "standup")
+	for _, tc := range []struct {
+		fault      string
+		transient  bool
+		retryAfter time.Duration
+		msg        string
+	}{
+		{"html", true, 0, "HTML page"},
+		{"short", true, 0, "cut short"},
+		{"503", true, 120 * time.Second, "503"},
+		{"gone", false, 0, "404"},
+	} {
+		fake.Edit(func() {
+			f := m.File("M4A")
+			if tc.fault == "gone" {
+				f.ID = "deleted"
+			} else {
+				f.Fault = tc.fault
+			}
+		})
+		_, err := read(src, r)
+		if err == nil || !strings.Contains(err.Error(), tc.msg) || errors.Is(err, bridge.ErrSourceTransient) != tc.transient ||
+			bridge.SourceRetryAfter(err) != tc.retryAfter {
+			t.Errorf("download with fault %q = %v (transient %v, retry after %v), want an error saying %q, transient %v, retry after %v",
+				tc.fault, err, errors.Is(err, bridge.ErrSourceTransient), bridge.SourceRetryAfter(err), tc.msg, tc.transient, tc.retryAfter)
 		}
 	}
 }

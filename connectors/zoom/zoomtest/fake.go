@@ -1,7 +1,8 @@
 // Package zoomtest is a local fake of the Zoom API for tests, speaking its wire formats:
 // Server-to-Server OAuth (account_credentials), users by status with next_page_token paging,
 // recordings per user in at-most-one-month windows, downloads answered by a redirect, and the
-// failures Zoom is known for (an HTML page with 200, a body cut short, 429 with Retry-After).
+// failures Zoom is known for (an HTML page with 200, a body cut short, 429 with Retry-After,
+// 503).
 // It also signs webhooks as Zoom does.
 package zoomtest
 
@@ -44,8 +45,12 @@ type File struct {
 	Status        string `json:"status"`
 	RecordingType string `json:"recording_type"`
 	Content       []byte `json:"-"`
-	// Fault is "html" (a 200 HTML page) or "short" (half the body) for the next download.
+	// Fault is "html" (a 200 HTML page, as while the recording is still processing), "short"
+	// (half the body, as with a token expiring mid-download) or "503" (Service Unavailable with
+	// Retry-After: 120) for the next download.
 	Fault string `json:"-"`
+	// Always is such a fault for every download until it is cleared.
+	Always string `json:"-"`
 }
 
 // Meeting is a recorded meeting.

@@ -205,6 +205,9 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, id string) {
 	var content []byte
 	if f != nil {
 		fault, f.Fault, content = f.Fault, "", f.Content
+		if fault == "" {
+			fault = f.Always
+		}
 	}
 	s.mu.Unlock()
 	switch {
@@ -213,6 +216,9 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, id string) {
 	case fault == "html":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write([]byte("<html><body>Sorry, this page is not available. Sign in to continue.</body></html>"))
+	case fault == "503":
+		w.Header().Set("Retry-After", "120")
+		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
 	case fault == "short":
 		w.Header().Set("Content-Type", "audio/mp4")
 		w.Write(content[:len(content)/2]) // no Content-Length: the cut is only seen at the end
