@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
@@ -171,18 +172,53 @@ func (s *Source) recording(ctx context.Context, o object) *bridge.Recording {
 }
 
 // Open streams the object at the recording's ETag (If-Match): a replaced object fails with
-// an error instead of uploading other bytes.
+// an error instead of uploading other bytes. After the SDK's own retries, 5xx, 429, throttling
+// codes, network failures and a body shorter than the object are transient errors
+// (bridge.ErrSourceTransient); 404, 412 (changed) and 403 are permanent.
 func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID),
 		IfMatch: aws.String(`"` + r.Version + `"`)})
 	if err != nil {
-		return nil, fmt.Errorf("get s3://%s/%s@%s: %w", s.cfg.Bucket, r.ItemID, r.Version, describeErr(err))
+		err = fmt.Errorf("get s3://%s/%s@%s: %w", s.cfg.Bucket, r.ItemID, r.Version, describeErr(err))
+		if ctx.Err() == nil {
+			err = classify(err)
+		}
+		return nil, err
 	}
 	if etag := strings.Trim(aws.ToString(out.ETag), `"`); etag != r.Version {
 		out.Body.Close()
 		return nil, fmt.Errorf("get s3://%s/%s: changed (ETag %s, want %s)", s.cfg.Bucket, r.ItemID, etag, r.Version)
 	}
-	return out.Body, nil
+	return bridge.ExactBody(out.Body, r.Size, fmt.Sprintf("get s3://%s/%s", s.cfg.Bucket, r.ItemID)), nil
+}
+
+// transientCodes are S3 error codes that may pass whatever their status.
+var transientCodes = map[string]bool{"SlowDown": true, "RequestTimeout": true, "InternalError": true,
+	"ServiceUnavailable": true, "Throttling": true, "ThrottlingException": true, "RequestLimitExceeded": true,
+	"TooManyRequestsException": true}
+
+// classify marks err transient when it may pass: an answer of 5xx, 429 or a throttling code
+// (with its Retry-After, if any), or no answer at all (a network failure).
+func classify(err error) error {
+	var status interface{ HTTPStatusCode() int }
+	var ae smithy.APIError
+	var send *smithyhttp.RequestSendError
+	switch {
+	case errors.As(err, &ae) && transientCodes[ae.ErrorCode()]:
+	case errors.As(err, &status):
+		if !connectors.TransientStatus(status.HTTPStatusCode()) {
+			return err
+		}
+	case errors.As(err, &send), bridge.NetFailure(err):
+	default:
+		return err
+	}
+	var after time.Duration
+	var resp interface{ HTTPResponse() *smithyhttp.Response }
+	if errors.As(err, &resp) && resp.HTTPResponse() != nil {
+		after = connectors.RetryAfter(resp.HTTPResponse().Header.Get("Retry-After"), time.Now())
+	}
+	return connectors.Transient(err, after)
 }
 
 // Finish deletes the object once its job is done, when delete_after is set and the object is

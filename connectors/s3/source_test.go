@@ -3,13 +3,17 @@ package s3_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -239,5 +243,81 @@ func TestDeleteAfterOnlyOnceDone(t *testing.T) {
 	sort.Strings(keys)
 	if got := strings.Join(keys, ","); got != "failed.wav,replaced.wav" {
 		t.Errorf("objects left = %s, want failed.wav,replaced.wav", got)
+	}
+}
+
+// TestOpenFailuresAreClassified: server errors, throttling and a body cut short are transient
+// (the bridge tries again later); an object gone (404), replaced (412 on If-Match) or refused
+// (403) is not.
+func TestOpenFailuresAreClassified(t *testing.T) {
+	t.Setenv("AWS_MAX_ATTEMPTS", "1") // the SDK's own retries are not under test
+	backend := s3mem.New()
+	if err := backend.CreateBucket(bucket); err != nil {
+		t.Fatal(err)
+	}
+	var fault atomic.Value // the next GET's answer: "500", "slowdown", "403", "cut" or ""
+	fault.Store("")
+	s3srv := gofakes3.New(backend).Server()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f := fault.Swap("").(string)
+		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, ".wav") || f == "" {
+			s3srv.ServeHTTP(w, r)
+			return
+		}
+		s3Error := func(status int, code string) {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>%s</Message><RequestId>R1</RequestId></Error>`, code, code)
+		}
+		switch f {
+		case "500":
+			s3Error(http.StatusInternalServerError, "InternalError")
+		case "slowdown":
+			w.Header().Set("Retry-After", "7")
+			s3Error(http.StatusServiceUnavailable, "SlowDown")
+		case "403":
+			s3Error(http.StatusForbidden, "AccessDenied")
+		case "cut": // the connection drops half way through the body
+			rec := httptest.NewRecorder()
+			s3srv.ServeHTTP(rec, r)
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s := &server{backend: backend, url: srv.URL}
+	s.put(t, "a.wav", bytes.Repeat([]byte("audio "), 1000), nil)
+	src := s.source(t, s3.Config{})
+	recs, _ := list(t, src, "")
+	open := func() error {
+		rc, err := src.Open(context.Background(), recs[0])
+		if err == nil {
+			_, err = io.ReadAll(rc)
+			rc.Close()
+		}
+		return err
+	}
+	for _, tc := range []struct {
+		name       string
+		setup      func()
+		transient  bool
+		retryAfter time.Duration
+	}{
+		{"500 InternalError", func() { fault.Store("500") }, true, 0},
+		{"503 SlowDown", func() { fault.Store("slowdown") }, true, 7 * time.Second},
+		{"a body cut short", func() { fault.Store("cut") }, true, 0},
+		{"403 AccessDenied", func() { fault.Store("403") }, false, 0},
+		{"412 (replaced since listed)", func() { s.put(t, "a.wav", []byte("another take"), nil) }, false, 0},
+		{"404 (deleted)", func() { backend.DeleteObject(bucket, "a.wav") }, false, 0},
+	} {
+		tc.setup()
+		err := open()
+		if err == nil || errors.Is(err, bridge.ErrSourceTransient) != tc.transient || bridge.SourceRetryAfter(err) != tc.retryAfter {
+			t.Errorf("Open after %s = %v (transient %v, retry after %v), want an error, transient %v, retry after %v",
+				tc.name, err, errors.Is(err, bridge.ErrSourceTransient), bridge.SourceRetryAfter(err), tc.transient, tc.retryAfter)
+		}
 	}
 }
