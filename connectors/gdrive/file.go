@@ -2,6 +2,7 @@ package gdrive
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
+	"github.com/transcript-bridge/bridge/internal/media"
 )
 
 // fileFields are the fields asked for each file; without fields Drive returns only id, name,
@@ -25,11 +27,30 @@ var extensions = map[string]string{
 	"audio/mp3": ".mp3", "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/wave": ".wav", "audio/ogg": ".ogg",
 	"audio/opus": ".opus", "audio/flac": ".flac", "audio/x-flac": ".flac", "video/webm": ".webm", "audio/webm": ".webm",
 	"video/quicktime": ".mov", "audio/aac": ".aac", "video/x-matroska": ".mkv", "video/x-msvideo": ".avi",
-	"audio/amr": ".amr", "audio/x-ms-wma": ".wma", "video/mpeg": ".mpeg",
+	"audio/amr": ".amr", "audio/x-ms-wma": ".wma", "video/mpeg": ".mpeg", "application/ogg": ".ogg",
 }
 
-func media(mime string) bool {
-	return strings.HasPrefix(mime, "audio/") || strings.HasPrefix(mime, "video/")
+// otherMedia are media types outside audio/ and video/ that Drive gives recordings.
+var otherMedia = []string{"application/ogg", "application/x-ogg", "application/mxf", "application/vnd.rn-realmedia",
+	"application/vnd.rn-realmedia-vbr", "application/vnd.ms-asf", "application/x-matroska"}
+
+// generic are the types Drive gives files it could not identify (uploaded by a tool that sent
+// no type, synced by a desktop client): such a file is a recording when its name has an
+// extension the service takes, and its first bytes are checked before upload.
+var generic = []string{"application/octet-stream", "binary/octet-stream", "application/x-binary", "application/binary",
+	"application/unknown", "application/x-unknown", "application/download", "application/force-download"}
+
+// listable reports whether a file (not a folder) may be a recording: its type is audio or
+// video, or a generic one with a media extension in its name.
+func listable(f *drive.File) bool {
+	mime := strings.ToLower(strings.TrimSpace(f.MimeType))
+	switch {
+	case strings.HasPrefix(mime, "audio/"), strings.HasPrefix(mime, "video/"), slices.Contains(otherMedia, mime):
+		return true
+	case mime == "" || slices.Contains(generic, mime):
+		return media.Kind(media.Ext(f.Name)) != ""
+	}
+	return false
 }
 
 // version is the content's MD5, else the head revision (files without a checksum), else the

@@ -7,7 +7,11 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // retry runs fn until it succeeds, fails for good, or MaxAttempts pass: 403 rateLimitExceeded
@@ -44,4 +48,29 @@ func throttled(err error) bool {
 		}
 	}
 	return false
+}
+
+// classify marks a failed download as transient when it may pass: throttled (429, 5xx, 403
+// rate limits; with Drive's Retry-After), a network failure, or a token endpoint answering 429
+// or 5xx. Other refusals stay permanent.
+func (s *Source) classify(ctx context.Context, err error) error {
+	var ge *googleapi.Error
+	var re *oauth2.RetrieveError
+	switch {
+	case ctx.Err() != nil:
+		return err
+	case errors.As(err, &ge):
+		if throttled(err) {
+			return connectors.Transient(err, connectors.RetryAfter(ge.Header.Get("Retry-After"), s.cfg.Now()))
+		}
+		return err
+	case errors.As(err, &re):
+		if re.Response != nil && connectors.TransientStatus(re.Response.StatusCode) {
+			return connectors.Transient(err, 0)
+		}
+		return err
+	case bridge.NetFailure(err):
+		return connectors.Transient(err, 0)
+	}
+	return err
 }

@@ -134,7 +134,10 @@ func (s *Source) List(ctx context.Context, cursor string) ([]bridge.Recording, s
 	return out, encodeCursor(cur), nil
 }
 
-// Open downloads the file with alt=media after checking it is still the listed version.
+// Open downloads the file with alt=media after checking it is still the listed version. After
+// the throttling retries, 429, 5xx, 403 rate limits, network failures and a body shorter than
+// the file are transient errors (bridge.ErrSourceTransient); 404, other 403s (no access, a
+// file flagged as abusive), a trashed or changed file are permanent.
 func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error) {
 	svc := s.users[r.Fields["subject"]]
 	if svc == nil {
@@ -146,7 +149,7 @@ func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, e
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("drive file %s: %w", r.ItemID, err)
+		return nil, s.classify(ctx, fmt.Errorf("drive file %s: %w", r.ItemID, err))
 	}
 	if f.Trashed {
 		return nil, fmt.Errorf("drive file %s: in the trash", r.ItemID)
@@ -160,9 +163,9 @@ func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, e
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("download drive file %s: %w", r.ItemID, err)
+		return nil, s.classify(ctx, fmt.Errorf("download drive file %s: %w", r.ItemID, err))
 	}
-	return resp.Body, nil
+	return bridge.ExactBody(resp.Body, f.Size, "download drive file "+r.ItemID), nil
 }
 
 // Check implements connectors.Checker: per subject, the credentials give a token, and the

@@ -2,6 +2,7 @@ package gdrive_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sort"
 	"strings"
@@ -215,6 +216,61 @@ func TestBadOptionsNameTheOption(t *testing.T) {
 		_, err := connectors.New("gdrive", "x", tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%v) = %v, want an error mentioning %q", tc.opts, err, tc.want)
+		}
+	}
+}
+
+// TestGenericTypesWithMediaNamesAreListed: a file Drive could not type (application/octet-stream
+// and the like) is listed when its name has an extension the service takes, by the full
+// listing and by the changes feed; its content is checked before upload. Others are not.
+func TestGenericTypesWithMediaNamesAreListed(t *testing.T) {
+	fake := gdrivetest.Start(t)
+	calls := fake.Folder("Calls", gdrivetest.Root(sam), sam, "")
+	fake.Put("call.wav", "application/octet-stream", calls, sam, "", []byte("a"))
+	fake.Put("standup.M4A", "binary/octet-stream", calls, sam, "", []byte("b"))
+	fake.Put("radio.ogg", "application/ogg", calls, sam, "", []byte("c"))
+	fake.Put("notes.txt", "application/octet-stream", calls, sam, "", []byte("not a recording"))
+	fake.Put("blob", "application/octet-stream", calls, sam, "", []byte("no extension"))
+	fake.Put("report.wav.pdf", "application/pdf", calls, sam, "", []byte("%PDF"))
+	src := newSource(t, fake, gdrive.Config{FolderID: calls})
+	recs, cursor := list(t, src, "")
+	if got := strings.Join(names(recs), ","); got != "call.wav,radio.ogg,standup.M4A" {
+		t.Errorf("full listing = %s, want call.wav,radio.ogg,standup.M4A", got)
+	}
+	fake.Put("later.mp3", "application/octet-stream", calls, sam, "", []byte("d"))
+	fake.Put("later.bin", "application/octet-stream", calls, sam, "", []byte("e"))
+	recs, _ = list(t, src, cursor)
+	if got := strings.Join(names(recs), ","); got != "later.mp3" {
+		t.Errorf("changes feed = %s, want later.mp3", got)
+	}
+}
+
+// TestOpenFailuresAreClassified: throttling and server errors left after the retries are
+// transient (the bridge tries again later); a file gone or refused is not.
+func TestOpenFailuresAreClassified(t *testing.T) {
+	fake := gdrivetest.Start(t)
+	calls := fake.Folder("Calls", gdrivetest.Root(sam), sam, "")
+	id := fake.Put("a.wav", "audio/wav", calls, sam, "", []byte("a"))
+	src := newSource(t, fake, gdrive.Config{FolderID: calls, MaxAttempts: 1})
+	recs, _ := list(t, src, "")
+	for _, tc := range []struct {
+		name      string
+		setup     func()
+		transient bool
+	}{
+		{"503", func() { fake.Fail(503) }, true},
+		{"429", func() { fake.Fail(429) }, true},
+		{"403 userRateLimitExceeded", func() { fake.Fail(403) }, true},
+		{"403 cannotDownloadAbusiveFile", func() { fake.SetAbusive(id) }, false},
+		{"404", func() { fake.Delete(id) }, false},
+	} {
+		tc.setup()
+		rc, err := src.Open(context.Background(), recs[0])
+		if rc != nil {
+			rc.Close()
+		}
+		if err == nil || errors.Is(err, bridge.ErrSourceTransient) != tc.transient {
+			t.Errorf("Open after %s = %v (transient %v), want an error, transient %v", tc.name, err, errors.Is(err, bridge.ErrSourceTransient), tc.transient)
 		}
 	}
 }

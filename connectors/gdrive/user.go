@@ -14,8 +14,15 @@ import (
 
 const folderMime = "application/vnd.google-apps.folder"
 
-// mediaQuery keeps audio and video files (and folders, to descend into).
-const mediaQuery = "(mimeType contains 'audio/' or mimeType contains 'video/' or mimeType = '" + folderMime + "')"
+// mediaQuery keeps audio and video files, files of a generic type (whose names decide, see
+// listable), and folders to descend into.
+var mediaQuery = func() string {
+	q := "(mimeType contains 'audio/' or mimeType contains 'video/'"
+	for _, m := range append(slices.Clone(otherMedia), generic...) {
+		q += " or mimeType = '" + m + "'"
+	}
+	return q + " or mimeType = '" + folderMime + "')"
+}()
 
 // user syncs one subject's view.
 type user struct {
@@ -129,9 +136,7 @@ func (u *user) changes(ctx context.Context) ([]bridge.Recording, error) {
 				}
 				continue
 			}
-			if media(f.MimeType) {
-				out = u.keep(out, f)
-			}
+			out = u.keep(out, f)
 		}
 		if page.NewStartPageToken != "" {
 			token = page.NewStartPageToken
@@ -202,8 +207,12 @@ func (u *user) pages(ctx context.Context, q string, each func(*drive.File)) erro
 	}
 }
 
-// keep appends f's recording when its name passes the globs.
+// keep appends f's recording when it may be a recording (see listable) and its name passes the
+// globs.
 func (u *user) keep(out []bridge.Recording, f *drive.File) []bridge.Recording {
+	if !listable(f) {
+		return out
+	}
 	r := recording(f, u.subject)
 	if !wanted(u.src.cfg, r.Name) {
 		return out
