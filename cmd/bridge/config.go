@@ -108,6 +108,10 @@ type SourceConfig struct {
 	Type string `koanf:"type"`
 	// Schedule is a cron spec for scans (default "@every 30s").
 	Schedule string `koanf:"schedule"`
+	// RetryDeadline is how long the source may keep failing in ways that may pass (HTML instead
+	// of media, a short body, 5xx, 429, network failures) before its job is held as
+	// source_unavailable, counted from the first such failure (default 72h).
+	RetryDeadline time.Duration `koanf:"retry_deadline"`
 	// Author is a static X-Author (email:... or user:...).
 	Author string `koanf:"author"`
 	// ExternalID is a template for X-External-Id.
@@ -249,6 +253,9 @@ func (c *Config) setDefaults() {
 		if c.Sources[i].Schedule == "" {
 			c.Sources[i].Schedule = "@every 30s"
 		}
+		if c.Sources[i].RetryDeadline == 0 {
+			c.Sources[i].RetryDeadline = bridge.DefaultRetryDeadline
+		}
 	}
 }
 
@@ -296,6 +303,8 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s.upload.reports: %d slugs; at most 3", at, len(s.Upload.Reports))
 		case s.Upload.SpeakersCount < 0 || s.Upload.SpeakersCount > 20:
 			return fmt.Errorf("%s.upload.speakers_count: %d is not 1 to 20", at, s.Upload.SpeakersCount)
+		case s.RetryDeadline <= 0:
+			return fmt.Errorf("%s.retry_deadline: %v is not positive", at, s.RetryDeadline)
 		}
 		names[s.Name] = true
 		if err := bridge.ParseSchedule(s.Schedule); err != nil {

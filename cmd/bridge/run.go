@@ -126,7 +126,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			pushers[s.Name] = ps
 		}
 		u := s.Upload
-		p.Sources[s.Name] = &bridge.SourceConfig{Name: s.Name, Type: s.Type, Source: src, Mapper: m,
+		p.Sources[s.Name] = &bridge.SourceConfig{Name: s.Name, Type: s.Type, Source: src, Mapper: m, RetryDeadline: s.RetryDeadline,
 			Upload: bridge.UploadOptions{Language: u.Language, ProjectID: u.ProjectID, Diarize: u.Diarize,
 				SpeakersCount: u.SpeakersCount, AIMetadata: u.AIMetadata, Reports: u.Reports}}
 		schedules[s.Name] = s.Schedule
