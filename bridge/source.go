@@ -27,6 +27,7 @@ type TransientError struct {
 	RetryAfter time.Duration
 }
 
+// Error returns the failure's message, unchanged.
 func (e *TransientError) Error() string { return e.Err.Error() }
 
 // Unwrap returns ErrSourceTransient and the failure.
