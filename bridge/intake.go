@@ -79,12 +79,12 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			p.log().Warn("mapping waits", "job", j.ID, "err", err)
 			continue
 		case errors.Is(err, ErrUnmapped):
-			if from == StateHeld && j.Reason == ReasonUnmapped+": "+err.Error() {
+			reason := unmappedReason(err)
+			if from == StateHeld && j.Reason == reason {
 				j.NextAt, j.UpdatedAt = p.now().Add(remapInterval), p.now() // still no match: look again later, quietly
 				err = p.Store.Update(ctx, j, StateHeld, "")
 			} else {
 				j.NextAt = p.now().Add(remapInterval)
-				reason := ReasonUnmapped + ": " + err.Error()
 				err = p.move(ctx, j, StateHeld, reason, NewEvent(EventHeld, j, map[string]any{"reason": reason}))
 			}
 			if err != nil && !errors.Is(err, ErrConflict) {
@@ -108,6 +108,15 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 
 // ReasonUnmapped begins the reason of a job held because no member matches its owner.
 const ReasonUnmapped = "unmapped"
+
+// unmappedReason is the held reason for a mapper's ErrUnmapped error: "unmapped: <why>", once
+// (the error's own text already begins so when it wraps ErrUnmapped first).
+func unmappedReason(err error) string {
+	if msg := err.Error(); strings.HasPrefix(msg, ReasonUnmapped+":") {
+		return msg
+	}
+	return ReasonUnmapped + ": " + err.Error()
+}
 
 // remapInterval is how often held, unmapped jobs are mapped again (new bindings, a changed map).
 const remapInterval = time.Minute

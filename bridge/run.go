@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/transcript-bridge/bridge/api"
 )
 
 // RunOptions configure Run.
@@ -87,7 +89,12 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 			lastPoll = time.Now()
 		}
 		if err := p.Step(ctx, &uploads, track); err != nil && ctx.Err() == nil {
-			p.log().Error("step", "err", err)
+			if errors.Is(err, api.ErrUnreachable) {
+				// Waited out: every step tries again (each call first retries for a few seconds).
+				p.log().Warn("the API cannot be reached; jobs wait and the bridge keeps trying", "err", err)
+			} else {
+				p.log().Error("step", "err", err)
+			}
 		}
 		if o.Once {
 			done, err := p.settled(ctx)
