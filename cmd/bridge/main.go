@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -48,20 +49,64 @@ func usageError(format string, args ...any) error {
 // one line on stderr.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
+	strictArgs(root)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "bridge: %v\n", err)
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
+	code := exitCode(err)
+	if code == exitUsage && cmd != nil {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
-	if isFlagError(err) {
+	return code
+}
+
+// exitCode maps an error to the process exit code, in this one place: usage errors (bad
+// flags, arguments, subcommands or configuration) are 2, an explicit exitError keeps its
+// code, anything else failed at run time and is 1.
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case isFlagError(err), strings.HasPrefix(err.Error(), "unknown command "):
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// strictArgs makes every argument check of the tree a usage error, and a group command
+// (jobs, api, …) given an unknown subcommand fail instead of printing its help.
+func strictArgs(c *cobra.Command) {
+	if c.Args != nil {
+		check := c.Args
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return err
+				}
+				return usageError("%v", err)
+			}
+			return nil
+		}
+	}
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil && c.HasParent() {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		}
+	}
+	for _, sub := range c.Commands() {
+		strictArgs(sub)
+	}
 }
 
 // flagError wraps cobra's flag parsing failures so Run maps them to exitUsage.
@@ -82,6 +127,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
-	root.AddCommand(newRunCmd(), newJobsCmd(), newSandboxCmd(), newAPICmd(), newWebhooksCmd(), newEndpointsCmd(), newDeliveriesCmd(), newSourcesCmd(), newIdentitiesCmd(), newExportCmd())
+	root.Version = readBuildInfo().String()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newVersionCmd(), newRunCmd(), newJobsCmd(), newSandboxCmd(), newAPICmd(), newWebhooksCmd(), newEndpointsCmd(), newDeliveriesCmd(), newSourcesCmd(), newIdentitiesCmd(), newExportCmd())
 	return root
 }
