@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmeCommand is one `bridge …` command shown in the README, with where it stands.
+type readmeCommand struct {
+	line int
+	args []string
+}
+
+// readmeCommands extracts the bridge commands of a Markdown text: lines of fenced blocks that
+// run `go run ./cmd/bridge …` or `bridge …` (after a `$ ` prompt or not), and inline code spans
+// that begin with `bridge `. Pipes, redirections and trailing comments are cut off; a
+// trailing backslash continues the line; the brackets of synopsis notation
+// ("[--limit N]") are dropped.
+func readmeCommands(text string) []readmeCommand {
+	var out []readmeCommand
+	inline := regexp.MustCompile("`(bridge [^`]+)`")
+	fenced := false
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			for _, m := range inline.FindAllStringSubmatch(line, -1) {
+				out = append(out, readmeCommand{n, shellWords(synopsis.Replace(m[1]))[1:]})
+			}
+			continue
+		}
+		start := n
+		for strings.HasSuffix(line, "\\") && sc.Scan() {
+			line = strings.TrimSuffix(line, "\\") + " " + sc.Text()
+			n++
+		}
+		cmd := synopsis.Replace(strings.TrimPrefix(strings.TrimSpace(line), "$ "))
+		for _, prefix := range []string{"go run ./cmd/bridge ", "bridge "} {
+			if rest, ok := strings.CutPrefix(cmd, prefix); ok {
+				out = append(out, readmeCommand{start, shellWords(rest)})
+			}
+		}
+	}
+	return out
+}
+
+// synopsis drops the brackets of optional parts in a usage line.
+var synopsis = strings.NewReplacer("[", "", "]", "")
+
+// shellWords splits a command line the way a POSIX shell would for these examples: quotes
+// group, and a comment, pipe or redirection ends the command.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words, inWord = append(words, cur.String()), false
+				cur.Reset()
+			}
+		case (r == '#' || r == '|' || r == '>' || r == '&' || r == ';') && !inWord:
+			return words
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+func TestShellWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"jobs list", []string{"jobs", "list"}},
+		{"run --once          # or without --once", []string{"run", "--once"}},
+		{`api upload "a b.wav" --author 'email:x@y'`, []string{"api", "upload", "a b.wav", "--author", "email:x@y"}},
+		{"jobs list -o json | jq .", []string{"jobs", "list", "-o", "json"}},
+		{"webhooks sign > out.txt", []string{"webhooks", "sign"}},
+		{"api get a#b", []string{"api", "get", "a#b"}},
+	}
+	for _, tc := range tests {
+		if got := shellWords(tc.in); strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") {
+			t.Errorf("shellWords(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestREADMECommands: every bridge command the README shows names a command that exists, with
+// flags it takes and the number of arguments it wants. A renamed command or flag fails here.
+// (The examples' behaviour is run by the scripts under testdata/script.)
+func TestREADMECommands(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := readmeCommands(string(b))
+	if len(cmds) < 30 {
+		t.Fatalf("found %d bridge commands in README.md; the extraction is broken", len(cmds))
+	}
+	for _, c := range cmds {
+		if len(c.args) == 0 {
+			continue // "bridge" alone, in prose
+		}
+		root := newRootCmd(io.Discard, io.Discard)
+		strictArgs(root)
+		cmd, rest, err := root.Find(c.args)
+		if err == nil && cmd == root && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+			err = errUnknown(rest[0])
+		}
+		if err == nil {
+			err = cmd.ParseFlags(rest)
+		}
+		if err == nil && cmd.Args != nil && cmd.Runnable() {
+			err = cmd.ValidateArgs(cmd.Flags().Args())
+		}
+		if err != nil {
+			t.Errorf("README.md:%d: bridge %s: %v", c.line, strings.Join(c.args, " "), err)
+		}
+	}
+}
+
+type errUnknown string
+
+func (e errUnknown) Error() string { return "unknown command " + string(e) }
+
+// TestREADMEPaths: every repository path the README names in code (`configs/…`, `bridge/…`)
+// exists.
+func TestREADMEPaths(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pathRE := regexp.MustCompile("`((?:\\.ci|api|bridge|cmd|configs|connectors|docs|internal|mapping|sandbox|scripts)/[^`\\s]*)`")
+	seen := 0
+	for _, m := range pathRE.FindAllStringSubmatch(string(b), -1) {
+		p := strings.TrimRight(m[1], ".,:;")
+		if strings.ContainsAny(p, "<>*{}…") {
+			continue // a pattern or a placeholder
+		}
+		seen++
+		if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+			t.Errorf("README.md names %s, which does not exist", p)
+		}
+	}
+	if seen < 20 {
+		t.Fatalf("found %d paths in README.md; the extraction is broken", seen)
+	}
+}
