@@ -80,11 +80,13 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// ServeHTTP journals the request, injects faults on API paths and dispatches it.
+// ServeHTTP journals the request, injects faults on API paths and dispatches it. An answer given
+// before the request body was read closes the connection after it (see earlyAnswerWriter).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	info := &requestInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+	w, r = trackBody(w, r) // an answer before the body is read must reach a client still sending
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {
 		status := sw.status
