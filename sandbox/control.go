@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 )
@@ -78,11 +81,25 @@ type WorkspaceState struct {
 }
 
 func (s *Server) handleWorkspaces(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, plan, balance_minutes FROM workspaces ORDER BY name`)
+	var items []*WorkspaceState
+	// Balances and counts of one moment: minutes are reserved as a file starts processing.
+	err := s.readTx(r.Context(), func(tx *sql.Tx) error {
+		var err error
+		items, err = workspaceStates(r.Context(), tx)
+		return err
+	})
 	if err != nil {
 		internalError(w, r, err)
 		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+// workspaceStates reads every workspace's balance and its transcriptions counted by status.
+func workspaceStates(ctx context.Context, tx *sql.Tx) ([]*WorkspaceState, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name, plan, balance_minutes FROM workspaces ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("read workspaces: %w", err)
 	}
 	items := []*WorkspaceState{}
 	byID := map[string]*WorkspaceState{}
@@ -90,32 +107,29 @@ func (s *Server) handleWorkspaces(w http.ResponseWriter, r *http.Request) {
 		ws := &WorkspaceState{Transcriptions: map[string]int{}}
 		if err := rows.Scan(&ws.ID, &ws.Name, &ws.Plan, &ws.AvailableMinutes); err != nil {
 			rows.Close()
-			internalError(w, r, err)
-			return
+			return nil, fmt.Errorf("read workspaces: %w", err)
 		}
 		ws.AvailableMinutes = roundMinutes(ws.AvailableMinutes)
 		items = append(items, ws)
 		byID[ws.ID] = ws
 	}
 	rows.Close()
-	counts, err := s.db.QueryContext(ctx, `SELECT workspace_id, status, COUNT(*) FROM transcriptions GROUP BY workspace_id, status`)
+	counts, err := tx.QueryContext(ctx, `SELECT workspace_id, status, COUNT(*) FROM transcriptions GROUP BY workspace_id, status`)
 	if err != nil {
-		internalError(w, r, err)
-		return
+		return nil, fmt.Errorf("count transcriptions: %w", err)
 	}
 	defer counts.Close()
 	for counts.Next() {
 		var id, status string
 		var n int
 		if err := counts.Scan(&id, &status, &n); err != nil {
-			internalError(w, r, err)
-			return
+			return nil, fmt.Errorf("count transcriptions: %w", err)
 		}
 		if ws := byID[id]; ws != nil {
 			ws.Transcriptions[status] = n
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	return items, counts.Err()
 }
 
 // JournalEntry is one request the sandbox answered, as GET /_sandbox/journal lists it. Keys

@@ -50,6 +50,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
+// refusal is an error answer decided inside a transaction and written after it, once the
+// database connection is free again.
+type refusal struct {
+	status        int
+	code, message string
+	retryAfter    int // seconds; 0 sends no Retry-After
+	detail        map[string]any
+}
+
+// write answers r with the refusal.
+func (e *refusal) write(w http.ResponseWriter, r *http.Request) {
+	if e.retryAfter > 0 {
+		writeRetryError(w, r, e.status, e.code, e.message, e.retryAfter, e.detail)
+		return
+	}
+	writeError(w, r, e.status, e.code, e.message, e.detail)
+}
+
 // internalError answers 500 for a failure of the sandbox itself (its database, its disk).
 func internalError(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, r, http.StatusInternalServerError, "internal_error", err.Error(), nil)

@@ -3,7 +3,7 @@ package sandbox
 import (
 	"archive/zip"
 	"bytes"
-	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -24,12 +24,9 @@ var exportTypes = map[string]string{
 	"json": "application/json; charset=utf-8",
 }
 
-// renderExport returns the file of one transcription in format (md, txt, json).
-func (s *Server) renderExport(ctx context.Context, t *record, format string) ([]byte, error) {
-	f, err := s.full(ctx, s.db, t)
-	if err != nil {
-		return nil, err
-	}
+// renderExport returns the file of one transcription in format (md, txt, json); f is its full
+// record, read at the same moment as t.
+func renderExport(t *record, f *fullJSON, format string) ([]byte, error) {
 	switch format {
 	case "json":
 		return json.Marshal(f)
@@ -134,11 +131,11 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	t := s.pathRecord(w, r, p, false)
-	if t == nil {
+	t, f, err := s.readFull(r.Context(), p.workspaceID, r.PathValue("id"))
+	if checkRecord(w, r, t, err, false) == nil {
 		return
 	}
-	body, err := s.renderExport(r.Context(), t, format)
+	body, err := renderExport(t, f, format)
 	if err != nil {
 		internalError(w, r, err)
 		return
@@ -172,32 +169,45 @@ func (s *Server) handleBulkExport(w http.ResponseWriter, r *http.Request) {
 	zw := zip.NewWriter(&buf)
 	used := map[string]bool{}
 	seen := map[string]bool{}
-	for _, id := range body.IDs {
-		id = strings.ToLower(id)
-		if seen[id] {
-			continue
+	ctx := r.Context()
+	// Every file is read at one moment, each record with its own reports.
+	err := s.readTx(ctx, func(tx *sql.Tx) error {
+		for _, id := range body.IDs {
+			id = strings.ToLower(id)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			t, err := loadRecord(ctx, tx, p.workspaceID, id)
+			if err != nil {
+				return fmt.Errorf("read transcription %s: %w", id, err)
+			}
+			s.afterRecordRead()
+			if t == nil || t.Locked {
+				continue // unknown and foreign ids are skipped silently
+			}
+			f, err := s.full(ctx, tx, t)
+			if err != nil {
+				return fmt.Errorf("read transcription %s: %w", id, err)
+			}
+			data, err := renderExport(t, f, format)
+			if err != nil {
+				return fmt.Errorf("render transcription %s: %w", id, err)
+			}
+			name := uniqueName(exportName(t.Title, format), used)
+			fw, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: time.Unix(0, t.UpdatedAt).UTC()})
+			if err != nil {
+				return fmt.Errorf("zip %s: %w", name, err)
+			}
+			if _, err := fw.Write(data); err != nil {
+				return fmt.Errorf("zip %s: %w", name, err)
+			}
 		}
-		seen[id] = true
-		t, err := loadRecord(r.Context(), s.db, p.workspaceID, id)
-		if err != nil {
-			internalError(w, r, err)
-			return
-		}
-		if t == nil || t.Locked {
-			continue // unknown and foreign ids are skipped silently
-		}
-		data, err := s.renderExport(r.Context(), t, format)
-		if err != nil {
-			internalError(w, r, err)
-			return
-		}
-		name := uniqueName(exportName(t.Title, format), used)
-		fw, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: time.Unix(0, t.UpdatedAt).UTC()})
-		if err != nil {
-			internalError(w, r, err)
-			return
-		}
-		fw.Write(data)
+		return nil
+	})
+	if err != nil {
+		internalError(w, r, err)
+		return
 	}
 	if err := zw.Close(); err != nil {
 		internalError(w, r, err)

@@ -37,34 +37,42 @@ func (s *Server) checkQuotas(w http.ResponseWriter, r *http.Request, ws *workspa
 // checkReportQuota applies the daily report cap (Retry-After to midnight UTC) and the cap on
 // reports waiting in the workspace, for n new reports.
 func (s *Server) checkReportQuota(w http.ResponseWriter, r *http.Request, ws *workspace, n int) bool {
-	if n == 0 {
-		return true
-	}
-	ctx := r.Context()
-	now := s.now()
-	midnight := now.Truncate(24 * time.Hour)
-	var pending int
-	today, err := dailyCount(ctx, s.db, ws.ID, "reports", now)
-	if err != nil {
+	refused, err := reportQuota(r.Context(), s.db, ws, n, s.now())
+	switch {
+	case err != nil:
 		internalError(w, r, err)
 		return false
-	}
-	if today+n > ws.ReportsPerDay {
-		writeRetryError(w, r, http.StatusTooManyRequests, "daily_reports_quota_exceeded",
-			fmt.Sprintf("the daily cap of %d reports is reached (%d made today)", ws.ReportsPerDay, today),
-			int(midnight.Add(24*time.Hour).Sub(now).Seconds())+1, map[string]any{"reports_per_day": ws.ReportsPerDay})
-		return false
-	}
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM reports WHERE workspace_id = ? AND status IN ('queued','processing')`, ws.ID).Scan(&pending); err != nil {
-		internalError(w, r, err)
-		return false
-	}
-	if pending+n > maxPendingReports {
-		writeRetryError(w, r, http.StatusTooManyRequests, "too_many_queued_reports",
-			fmt.Sprintf("%d reports already wait in the workspace; at most %d may", pending, maxPendingReports), 60, nil)
+	case refused != nil:
+		refused.write(w, r)
 		return false
 	}
 	return true
+}
+
+// reportQuota returns the 429 refusal for n new reports in ws at now, or nil when they fit.
+func reportQuota(ctx context.Context, q queryer, ws *workspace, n int, now time.Time) (*refusal, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	midnight := now.Truncate(24 * time.Hour)
+	today, err := dailyCount(ctx, q, ws.ID, "reports", now)
+	if err != nil {
+		return nil, fmt.Errorf("count today's reports: %w", err)
+	}
+	if today+n > ws.ReportsPerDay {
+		return &refusal{http.StatusTooManyRequests, "daily_reports_quota_exceeded",
+			fmt.Sprintf("the daily cap of %d reports is reached (%d made today)", ws.ReportsPerDay, today),
+			int(midnight.Add(24*time.Hour).Sub(now).Seconds()) + 1, map[string]any{"reports_per_day": ws.ReportsPerDay}}, nil
+	}
+	var pending int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM reports WHERE workspace_id = ? AND status IN ('queued','processing')`, ws.ID).Scan(&pending); err != nil {
+		return nil, fmt.Errorf("count pending reports: %w", err)
+	}
+	if pending+n > maxPendingReports {
+		return &refusal{http.StatusTooManyRequests, "too_many_queued_reports",
+			fmt.Sprintf("%d reports already wait in the workspace; at most %d may", pending, maxPendingReports), 60, nil}, nil
+	}
+	return nil, nil
 }
 
 // dailyCount returns how many of kind (uploads, reports) the workspace made on now's UTC day.

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -50,65 +51,90 @@ func (s *Server) handleRequestReports(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusUnprocessableEntity, ferr.code, ferr.message, ferr.detail)
 		return
 	}
-	switch t.Status {
-	case "failed":
-		writeError(w, r, http.StatusConflict, "transcription_failed", "reports cannot be made for a failed transcription", map[string]any{"error_code": t.ErrorCode.String})
-		return
-	case "insufficient_balance":
-		writeError(w, r, http.StatusConflict, "transcription_failed", "the transcription ended insufficient_balance and has no transcript", map[string]any{"status": t.Status})
-		return
-	}
-	existing, err := loadReports(ctx, s.db, t.ID)
-	if err != nil {
+	out, refused, err := s.addReports(ctx, ws, t.ID, prompts)
+	switch {
+	case err != nil:
 		internalError(w, r, err)
 		return
-	}
-	// Rules 1 and 2: a slug generating or completed returns that report; a failed one is made anew.
-	live := map[string]reportRow{}
-	for _, rr := range existing[t.ID] {
-		if rr.Status != "failed" {
-			live[rr.Slug] = rr
-		}
-	}
-	var fresh []prompt
-	for _, pr := range prompts {
-		if _, ok := live[pr.Slug]; !ok {
-			fresh = append(fresh, pr)
-		}
-	}
-	if len(existing[t.ID])+len(fresh) > maxGenerationsPerTrans {
-		writeRetryError(w, r, http.StatusTooManyRequests, "report_generation_limit",
-			fmt.Sprintf("%d generations were already made for this transcription; at most %d are allowed", len(existing[t.ID]), maxGenerationsPerTrans), 86400, nil)
+	case refused != nil:
+		refused.write(w, r)
 		return
 	}
-	if !s.checkReportQuota(w, r, ws, len(fresh)) {
-		return
-	}
-	out := []reportRef{}
-	now := s.now().UnixNano()
+	s.wake()
+	writeJSON(w, http.StatusAccepted, map[string]any{"reports": out})
+}
+
+// addReports requests prompts for transcription id of ws in one transaction: the transcription's
+// status, its existing reports, the limits and the new rows are all of one moment, so a report
+// is never added to a transcription that has just failed (it would wait forever).
+// Rules 1 and 2: a slug generating or completed returns that report; a failed one is made anew.
+func (s *Server) addReports(ctx context.Context, ws *workspace, id string, prompts []prompt) (out []reportRef, refused *refusal, err error) {
+	now := s.now()
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		t, err := loadRecord(ctx, tx, ws.ID, id)
+		if err != nil {
+			return fmt.Errorf("read transcription %s: %w", id, err)
+		}
+		switch {
+		case t == nil: // deleted meanwhile
+			refused = &refusal{status: http.StatusNotFound, code: "not_found", message: "transcription not found"}
+			return nil
+		case t.Status == "failed":
+			refused = &refusal{status: http.StatusConflict, code: "transcription_failed", message: "reports cannot be made for a failed transcription",
+				detail: map[string]any{"error_code": t.ErrorCode.String}}
+			return nil
+		case t.Status == "insufficient_balance":
+			refused = &refusal{status: http.StatusConflict, code: "transcription_failed", message: "the transcription ended insufficient_balance and has no transcript",
+				detail: map[string]any{"status": t.Status}}
+			return nil
+		}
+		existing, err := loadReports(ctx, tx, t.ID)
+		if err != nil {
+			return fmt.Errorf("read reports of %s: %w", id, err)
+		}
+		live := map[string]reportRow{}
+		for _, rr := range existing[t.ID] {
+			if rr.Status != "failed" {
+				live[rr.Slug] = rr
+			}
+		}
+		var fresh []prompt
+		for _, pr := range prompts {
+			if _, ok := live[pr.Slug]; !ok {
+				fresh = append(fresh, pr)
+			}
+		}
+		if len(existing[t.ID])+len(fresh) > maxGenerationsPerTrans {
+			refused = &refusal{status: http.StatusTooManyRequests, code: "report_generation_limit", retryAfter: 86400,
+				message: fmt.Sprintf("%d generations were already made for this transcription; at most %d are allowed", len(existing[t.ID]), maxGenerationsPerTrans)}
+			return nil
+		}
+		if refused, err = reportQuota(ctx, tx, ws, len(fresh), now); err != nil || refused != nil {
+			return err
+		}
+		out = []reportRef{}
 		for _, pr := range prompts {
 			if rr, ok := live[pr.Slug]; ok {
 				out = append(out, reportRef{ID: rr.ID, Slug: rr.Slug, Status: rr.Status})
 				continue
 			}
-			id := uuid.NewString()
+			rid := uuid.NewString()
 			if _, err := tx.ExecContext(ctx, `INSERT INTO reports (id, transcription_id, workspace_id, slug, name, status, fails, created_at)
-				VALUES (?,?,?,?,?,'queued',?,?)`, id, t.ID, t.WorkspaceID, pr.Slug, pr.Name, pr.fails, now); err != nil {
-				return err
+				VALUES (?,?,?,?,?,'queued',?,?)`, rid, t.ID, t.WorkspaceID, pr.Slug, pr.Name, pr.fails, now.UnixNano()); err != nil {
+				return fmt.Errorf("insert report: %w", err)
 			}
-			out = append(out, reportRef{ID: id, Slug: pr.Slug, Status: "queued"})
+			out = append(out, reportRef{ID: rid, Slug: pr.Slug, Status: "queued"})
 		}
-		if err := countDaily(ctx, tx, t.WorkspaceID, "reports", len(fresh), s.now()); err != nil {
-			return err
+		if err := countDaily(ctx, tx, t.WorkspaceID, "reports", len(fresh), now); err != nil {
+			return fmt.Errorf("count reports: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE transcriptions SET updated_at = ? WHERE id = ?`, now, t.ID)
-		return err
+		if _, err := tx.ExecContext(ctx, `UPDATE transcriptions SET updated_at = ? WHERE id = ?`, now.UnixNano(), t.ID); err != nil {
+			return fmt.Errorf("touch transcription: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
-		internalError(w, r, err)
-		return
+		return nil, nil, err
 	}
-	s.wake()
-	writeJSON(w, http.StatusAccepted, map[string]any{"reports": out})
+	return out, refused, nil
 }

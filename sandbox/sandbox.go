@@ -104,6 +104,10 @@ type Server struct {
 
 	journaled atomic.Int64 // requests journaled since start, to prune now and then
 
+	// readHook, when set (tests only), runs each time a request has read a transcription's row,
+	// before it reads anything else about it.
+	readHook atomic.Pointer[func()]
+
 	kick   chan struct{}
 	stop   context.CancelFunc
 	done   chan struct{}
@@ -161,6 +165,13 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) now() time.Time { return s.opts.Now().UTC() }
+
+// afterRecordRead runs the test hook set in readHook, if any.
+func (s *Server) afterRecordRead() {
+	if f := s.readHook.Load(); f != nil {
+		(*f)()
+	}
+}
 
 func (s *Server) seedIfEmpty(ctx context.Context) error {
 	var n int

@@ -15,34 +15,10 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 	writeError(w, r, http.StatusNotFound, "not_found", "transcription not found", nil)
 }
 
-// pathRecord loads the transcription named by the path's {id} in the key's workspace. When there
-// is none (or it is a locked preview and allowLocked is false) it answers 404 (or 403
-// transcription_locked) and returns nil.
-func (s *Server) pathRecord(w http.ResponseWriter, r *http.Request, p *principal, allowLocked bool) *record {
-	t, err := loadRecord(r.Context(), s.db, p.workspaceID, r.PathValue("id"))
-	switch {
-	case err != nil:
-		internalError(w, r, err)
-		return nil
-	case t == nil:
-		notFound(w, r)
-		return nil
-	case t.Locked && !allowLocked:
-		writeError(w, r, http.StatusForbidden, "transcription_locked", "the transcription is a locked preview", nil)
-		return nil
-	}
-	return t
-}
-
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r)
-	t := s.pathRecord(w, r, p, false)
-	if t == nil {
-		return
-	}
-	f, err := s.full(r.Context(), s.db, t)
-	if err != nil {
-		internalError(w, r, err)
+	t, f, err := s.readFull(r.Context(), p.workspaceID, r.PathValue("id"))
+	if checkRecord(w, r, t, err, false) == nil {
 		return
 	}
 	writeJSON(w, http.StatusOK, f)
@@ -130,35 +106,28 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM transcriptions WHERE `+cond, args...).Scan(&total); err != nil {
-		internalError(w, r, err)
-		return
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+recordCols+` FROM transcriptions WHERE `+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
-		append(args, limit, offset)...)
+	items := []*listItemJSON{}
+	// The total and the page are counted and read at one moment.
+	err := s.readTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM transcriptions WHERE `+cond, args...).Scan(&total); err != nil {
+			return fmt.Errorf("count transcriptions: %w", err)
+		}
+		recs, err := queryRecords(ctx, tx, cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(args, limit, offset)...)
+		if err != nil {
+			return fmt.Errorf("list transcriptions: %w", err)
+		}
+		for _, t := range recs {
+			it, err := s.listItem(ctx, tx, t)
+			if err != nil {
+				return fmt.Errorf("render transcription %s: %w", t.ID, err)
+			}
+			items = append(items, it)
+		}
+		return nil
+	})
 	if err != nil {
 		internalError(w, r, err)
 		return
-	}
-	var recs []*record
-	for rows.Next() {
-		t, err := scanRecord(rows)
-		if err != nil {
-			rows.Close()
-			internalError(w, r, err)
-			return
-		}
-		recs = append(recs, t)
-	}
-	rows.Close()
-	items := []*listItemJSON{}
-	for _, t := range recs {
-		it, err := s.listItem(ctx, s.db, t)
-		if err != nil {
-			internalError(w, r, err)
-			return
-		}
-		items = append(items, it)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "limit": limit, "offset": offset})
 }
