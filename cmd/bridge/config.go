@@ -3,17 +3,18 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
-	"github.com/knadh/koanf/parsers/yaml"
+	kyaml "github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
-	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
+	"gopkg.in/yaml.v3"
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/export"
@@ -159,56 +160,57 @@ var builtinConfig = map[string]any{
 	}},
 }
 
-// envAliases are the variables `bridge api` reads, accepted here too.
-var envAliases = map[string]string{
-	"BRIDGE_API_BASE_URL": "api.base_url", "BRIDGE_API_KEY": "api.key", "BRIDGE_API_KEY_FILE": "api.key_file",
-}
-
-// loadConfig reads the configuration; every error names the key or file at fault.
+// loadConfig reads the configuration: the file at path (or, when it does not exist and was not
+// given explicitly, the built-in default), then the BRIDGE_ variables, then the --set flags.
+// Every error names where the culprit was written (the file's line and column, the variable,
+// the flag) and the key.
 func loadConfig(path string, explicit bool, sets []string) (*Config, error) {
 	k := koanf.New(".")
-	if _, err := os.Stat(path); err == nil {
-		if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+	orig := newOrigins("config " + path)
+	if data, err := os.ReadFile(path); err == nil {
+		var doc yaml.Node
+		err := yaml.Unmarshal(data, &doc)
+		if err == nil {
+			err = k.Load(file.Provider(path), kyaml.Parser())
+		}
+		if err != nil {
+			if line, col, msg, ok := yamlSyntaxError(data); ok {
+				return nil, fmt.Errorf("config %s:%d:%d: %s", path, line, col, msg)
+			}
 			return nil, fmt.Errorf("config %s: %w", path, err)
 		}
-	} else if explicit {
+		filePositions(&doc, "", "config "+path, orig)
+	} else if explicit || !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	} else if err := k.Load(confmap.Provider(builtinConfig, "."), nil); err != nil {
 		return nil, err
+	} else {
+		orig.fallback = "built-in configuration (no " + path + ")"
 	}
-	err := k.Load(env.Provider(".", env.Opt{Prefix: "BRIDGE_", TransformFunc: func(key, v string) (string, any) {
-		if alias, ok := envAliases[key]; ok {
-			return alias, v
-		}
-		if !strings.Contains(key, "__") {
-			return "", nil // BRIDGE_FAILPOINTS and other single-level variables are not config
-		}
-		return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(key, "BRIDGE_")), "__", "."), v
-	}}), nil)
+	tree := k.Raw()
+	overrides, err := setOverrides(sets)
 	if err != nil {
-		return nil, fmt.Errorf("environment: %w", err)
+		return nil, err
 	}
-	for _, s := range sets {
-		key, val, ok := strings.Cut(s, "=")
-		if !ok || key == "" {
-			return nil, fmt.Errorf("--set %q: want key=value", s)
+	for _, o := range append(envOverrides(), overrides...) {
+		if err := o.apply(tree, orig); err != nil {
+			return nil, err
 		}
-		if err := k.Set(key, val); err != nil {
-			return nil, fmt.Errorf("--set %s: %w", key, err)
-		}
+	}
+	if e := check(tree, reflect.TypeFor[Config](), nil); e != nil {
+		return nil, fmt.Errorf("%s: %w", orig.of(strings.Join(e.at, "."), e.value), e)
 	}
 	var cfg Config
-	dc := &mapstructure.DecoderConfig{
-		TagName: "koanf", ErrorUnused: true, WeaklyTypedInput: true, Result: &cfg,
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(","),
-			yamlDateToString),
+	d, err := mapstructure.NewDecoder(decoderConfig(&cfg))
+	if err == nil {
+		err = d.Decode(tree)
 	}
-	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf", DecoderConfig: dc}); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, unwrapDecode(err))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", orig.fallback, unwrapDecode(err))
 	}
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, orig.attribute(err)
 	}
 	return &cfg, nil
 }
