@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"text/tabwriter"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,12 +55,17 @@ func openStoreAt(ctx context.Context, cfg *Config) (*sqlite.Store, error) {
 func newDeliveriesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "deliveries", Short: "Webhook deliveries: list, show attempts, replay"}
 	var lf configFlags
-	var endpoint, status string
+	var endpoint, status, listFormat, showFormat string
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "One line per delivery, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if status != "" {
+				if err := checkOneOf("--status", status, deliveryStatuses); err != nil {
+					return err
+				}
+			}
 			store, _, err := openStore(cmd, &lf)
 			if err != nil {
 				return err
@@ -67,21 +75,22 @@ func newDeliveriesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tENDPOINT\tTYPE\tSTATUS\tATTEMPTS\tLAST\tNEXT")
-			for _, d := range ds {
-				next := "-"
-				if d.Status == relay.StatusPending {
-					next = d.NextAttemptAt.Format(time.RFC3339)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", d.ID, d.Endpoint, d.Type, d.Status, d.Attempts, d.LastStatus, next)
+			views := make([]deliveryView, 0, len(ds))
+			for i := range ds {
+				views = append(views, newDeliveryView(&ds[i]))
 			}
-			return tw.Flush()
+			return printOutput(cmd.OutOrStdout(), listFormat, listOf(views), func(w io.Writer) {
+				fmt.Fprintln(w, "ID\tENDPOINT\tTYPE\tSTATUS\tATTEMPTS\tLAST\tNEXT")
+				for _, d := range views {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", d.ID, d.Endpoint, d.Type, d.Status, d.Attempts, d.LastStatus, tableTime(d.NextAttemptAt))
+				}
+			})
 		},
 	}
 	lf.register(list)
 	list.Flags().StringVar(&endpoint, "endpoint", "", "only this endpoint")
-	list.Flags().StringVar(&status, "status", "", "pending, delivered or dead")
+	list.Flags().StringVar(&status, "status", "", "only this status: "+strings.Join(deliveryStatuses, ", "))
+	addOutputFlag(list, &listFormat, formatTable)
 
 	var sf configFlags
 	show := &cobra.Command{
@@ -98,10 +107,15 @@ func newDeliveriesCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
-			return printJSON(cmd.OutOrStdout(), map[string]any{"delivery": d, "attempts": attempts})
+			v := deliveryDetailView{deliveryView: newDeliveryView(d), Data: rawObject(d.Data), History: make([]attemptView, 0, len(attempts))}
+			for _, a := range attempts {
+				v.History = append(v.History, attemptView{At: utc(a.At), Status: a.Status, LatencyMS: a.Latency, Response: a.Response, Error: a.Error})
+			}
+			return printOutput(cmd.OutOrStdout(), showFormat, v, v.table)
 		},
 	}
 	sf.register(show)
+	addOutputFlag(show, &showFormat, formatTable)
 
 	var rf configFlags
 	var rEndpoint, since, until string
@@ -150,6 +164,102 @@ func newDeliveriesCmd() *cobra.Command {
 	replay.Flags().BoolVar(&dead, "dead", false, "only dead letters")
 	cmd.AddCommand(list, show, replay)
 	return cmd
+}
+
+// deliveryStatuses are the statuses a delivery can have, for --status and its errors.
+var deliveryStatuses = []string{relay.StatusPending, relay.StatusDelivered, relay.StatusDead}
+
+// deliveryView is a delivery as deliveries list and deliveries show print it in JSON and YAML.
+type deliveryView struct {
+	// ID identifies the delivery in deliveries show and replay.
+	ID string `json:"id"`
+	// Endpoint is the configured webhook endpoint it goes to.
+	Endpoint string `json:"endpoint"`
+	// Type is the event type (transcription.completed, …).
+	Type string `json:"type"`
+	// Status is pending, delivered or dead.
+	Status string `json:"status"`
+	// Attempts counts the attempts made.
+	Attempts int `json:"attempts"`
+	// LastStatus is the HTTP status of the last answer (left out before any answer).
+	LastStatus int `json:"last_status,omitempty"`
+	// LastError is the last attempt's failure, when it had one.
+	LastError string `json:"last_error,omitempty"`
+	// NextAttemptAt is when a pending delivery is tried next (left out unless pending).
+	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
+	// WebhookID is the webhook-id header: the same on every attempt and replay.
+	WebhookID string `json:"webhook_id"`
+	// EventID is the event in the outbox.
+	EventID int64 `json:"event_id"`
+	// JobID is the job the event is about (empty for events of no job).
+	JobID string `json:"job_id,omitempty"`
+	// TranscriptionID is the transcription the event is about, when there is one.
+	TranscriptionID string `json:"transcription_id,omitempty"`
+	// EventAt is when the event happened.
+	EventAt time.Time `json:"event_at,omitzero"`
+	// CreatedAt is when the delivery was created.
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	// UpdatedAt is when the delivery last changed.
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// newDeliveryView is d as printed.
+func newDeliveryView(d *relay.Delivery) deliveryView {
+	v := deliveryView{ID: d.ID, Endpoint: d.Endpoint, Type: d.Type, Status: d.Status, Attempts: d.Attempts,
+		LastStatus: d.LastStatus, LastError: d.LastError, WebhookID: d.WebhookID, EventID: d.EventID, JobID: d.JobID,
+		TranscriptionID: d.TranscriptionID, EventAt: utc(d.EventAt), CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt)}
+	if d.Status == relay.StatusPending {
+		v.NextAttemptAt = utc(d.NextAttemptAt)
+	}
+	return v
+}
+
+// deliveryDetailView is what deliveries show prints: the delivery, its event's data and every
+// attempt.
+type deliveryDetailView struct {
+	deliveryView
+	// Data is the event's data as stored (the body's "data" before the payload form and any
+	// transform apply).
+	Data json.RawMessage `json:"data,omitempty"`
+	// History lists the attempts, oldest first.
+	History []attemptView `json:"history"`
+}
+
+// attemptView is one attempt of a delivery.
+type attemptView struct {
+	// At is when the attempt started.
+	At time.Time `json:"at,omitzero"`
+	// Status is the HTTP status of the answer (0: no answer).
+	Status int `json:"status"`
+	// LatencyMS is how long the answer took, in milliseconds.
+	LatencyMS float64 `json:"latency_ms"`
+	// Response is the start of the answer's body.
+	Response string `json:"response,omitempty"`
+	// Error is why the attempt failed, when it did.
+	Error string `json:"error,omitempty"`
+}
+
+// table prints the delivery one field a line, then its attempts.
+func (v deliveryDetailView) table(w io.Writer) {
+	last := ""
+	if v.LastStatus != 0 {
+		last = strconv.Itoa(v.LastStatus)
+	}
+	at := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return tableTime(t)
+	}
+	printFields(w, "id", v.ID, "endpoint", v.Endpoint, "type", v.Type, "status", v.Status, "attempts", strconv.Itoa(v.Attempts),
+		"last_status", last, "last_error", v.LastError, "next_attempt_at", at(v.NextAttemptAt), "webhook_id", v.WebhookID,
+		"event_id", strconv.FormatInt(v.EventID, 10), "job_id", v.JobID, "transcription_id", v.TranscriptionID,
+		"event_at", at(v.EventAt), "created_at", at(v.CreatedAt), "updated_at", at(v.UpdatedAt))
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "AT\tSTATUS\tLATENCY\tRESPONSE\tERROR")
+	for _, a := range v.History {
+		fmt.Fprintf(w, "%s\t%d\t%.1fms\t%s\t%s\n", tableTime(a.At), a.Status, a.LatencyMS, oneLine(a.Response), oneLine(a.Error))
+	}
 }
 
 // newEndpointsEnableCmd turns an endpoint disabled by a 410 back on.

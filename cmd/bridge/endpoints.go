@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,9 +54,10 @@ func buildEndpoints(cfg *Config) ([]*relay.Endpoint, error) {
 func newEndpointsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "endpoints", Short: "The configured webhook endpoints"}
 	var cf configFlags
+	var format string
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "One line per endpoint: name, URL, events, payload, whether private addresses are allowed",
+		Short: "One line per endpoint: name, URL, events, payload, whether private addresses are allowed, state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, cfg, err := openStore(cmd, &cf)
@@ -71,25 +73,77 @@ func newEndpointsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tURL\tEVENTS\tPAYLOAD\tALLOW_PRIVATE\tSTATE")
+			views := make([]endpointView, 0, len(eps))
 			for _, e := range eps {
-				events := "all"
-				if len(e.Events) > 0 {
-					events = strings.Join(e.Events, ",")
-				}
-				state := "enabled"
-				if reason, off := disabled[e.Name]; off {
-					state = "disabled: " + reason
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", e.Name, relay.RedactURL(e.URL), events, e.Payload, e.AllowPrivate, state)
+				views = append(views, newEndpointView(e, disabled))
 			}
-			return tw.Flush()
+			return printOutput(cmd.OutOrStdout(), format, listOf(views), func(w io.Writer) {
+				fmt.Fprintln(w, "NAME\tURL\tEVENTS\tPAYLOAD\tALLOW_PRIVATE\tSTATE")
+				for _, e := range views {
+					events := "all"
+					if !e.AllEvents {
+						events = strings.Join(e.Events, ",")
+					}
+					state := e.State
+					if e.DisabledReason != "" {
+						state += ": " + e.DisabledReason
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%v\t%s\n", e.Name, e.URL, events, e.Payload, e.AllowPrivate, state)
+				}
+			})
 		},
 	}
 	cf.register(list)
+	addOutputFlag(list, &format, formatTable)
 	cmd.AddCommand(list, newEndpointsEnableCmd())
 	return cmd
+}
+
+// endpointView is a configured endpoint as endpoints list prints it in JSON and YAML. Its
+// secrets and header values are never shown (headers may carry credentials), nor its URL's
+// query and user info.
+type endpointView struct {
+	// Name identifies the endpoint.
+	Name string `json:"name"`
+	// URL is where the POSTs go, without query or credentials.
+	URL string `json:"url"`
+	// Events are the event types the endpoint receives (every type when all_events is true).
+	Events []string `json:"events"`
+	// AllEvents is true when the configuration names no types: the endpoint receives them all.
+	AllEvents bool `json:"all_events"`
+	// Payload is full or thin.
+	Payload string `json:"payload"`
+	// AllowPrivate is true when loopback, private and link-local targets are allowed.
+	AllowPrivate bool `json:"allow_private"`
+	// TimeoutSeconds bounds one attempt.
+	TimeoutSeconds float64 `json:"timeout_seconds"`
+	// HeaderNames are the names of the configured extra headers (their values are not shown).
+	HeaderNames []string `json:"header_names,omitempty"`
+	// Filtered is true when a jq filter decides which messages are sent.
+	Filtered bool `json:"filtered"`
+	// Transformed is true when a jq transform shapes the body's data.
+	Transformed bool `json:"transformed"`
+	// State is enabled, or disabled (after a 410 Gone, until endpoints enable).
+	State string `json:"state"`
+	// DisabledReason says why a disabled endpoint is off.
+	DisabledReason string `json:"disabled_reason,omitempty"`
+}
+
+// newEndpointView is e as printed; disabled maps the names of disabled endpoints to why.
+func newEndpointView(e *relay.Endpoint, disabled map[string]string) endpointView {
+	v := endpointView{Name: e.Name, URL: relay.RedactURL(e.URL), Events: e.Events, Payload: e.Payload, AllowPrivate: e.AllowPrivate,
+		TimeoutSeconds: e.Timeout.Seconds(), Filtered: e.Filter != "", Transformed: e.Transform != "", State: "enabled"}
+	if len(v.Events) == 0 {
+		v.Events, v.AllEvents = slices.Clone(relay.EventTypes), true
+	}
+	for h := range e.Headers {
+		v.HeaderNames = append(v.HeaderNames, h)
+	}
+	slices.Sort(v.HeaderNames)
+	if reason, off := disabled[e.Name]; off {
+		v.State, v.DisabledReason = "disabled", reason
+	}
+	return v
 }
 
 // newWebhooksTestCmd sends a signed ping to one configured endpoint.

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -91,6 +91,7 @@ func newExportCmd() *cobra.Command {
 	run.Flags().StringVar(&since, "since", "", "start of the window (default: the checkpoint)")
 	run.Flags().StringVar(&until, "until", "", "end of the window (default: now)")
 	run.Flags().BoolVar(&dry, "dry-run", false, "only count what would be exported")
+	var format string
 	list := &cobra.Command{
 		Use:   "list [NAME]",
 		Short: "Show runs: window, counts and status, newest first",
@@ -109,19 +110,61 @@ func newExportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "EXPORT\tTICK\tSTATUS\tFROM\tUNTIL\tLISTED\tEXPORTED\tSKIPPED\tLOCATION\tERROR")
 			now := time.Now()
+			views := make([]exportRunView, 0, len(runs))
 			for _, r := range runs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.Export, r.Tick.Format(time.RFC3339), r.State(now),
-					r.From.Format(time.RFC3339), r.Until.Format(time.RFC3339), r.Listed, r.Exported, r.Skipped, r.Location, r.Error)
+				views = append(views, newExportRunView(r, now))
 			}
-			return w.Flush()
+			return printOutput(cmd.OutOrStdout(), format, listOf(views), func(w io.Writer) {
+				fmt.Fprintln(w, "EXPORT\tTICK\tSTATUS\tFROM\tUNTIL\tLISTED\tEXPORTED\tSKIPPED\tLOCATION\tERROR")
+				for _, r := range views {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.Export, tableTime(r.Tick), r.Status,
+						tableTime(r.From), tableTime(r.Until), r.Listed, r.Exported, r.Skipped, r.Location, oneLine(r.Error))
+				}
+			})
 		},
 	}
+	addOutputFlag(list, &format, formatTable)
 	for _, c := range []*cobra.Command{run, list} {
 		cf.register(c)
 		cmd.AddCommand(c)
 	}
 	return cmd
+}
+
+// exportRunView is an export run as export list prints it in JSON and YAML.
+type exportRunView struct {
+	// Export is the configured export's name.
+	Export string `json:"export"`
+	// Tick is the schedule time the run is for (a manual run is its own tick).
+	Tick time.Time `json:"tick,omitzero"`
+	// Status is running, completed or failed, or interrupted (running, but its runner is gone).
+	Status string `json:"status"`
+	// From is the start of the window of creation times the run covers.
+	From time.Time `json:"from,omitzero"`
+	// Until is the window's end (exclusive).
+	Until time.Time `json:"until,omitzero"`
+	// Location is where the run wrote (a folder, or s3://bucket/prefix).
+	Location string `json:"location,omitempty"`
+	// Listed counts the completed transcriptions found in the window.
+	Listed int `json:"listed"`
+	// Exported counts those written.
+	Exported int `json:"exported"`
+	// Skipped counts those the service no longer had (deleted in between).
+	Skipped int `json:"skipped"`
+	// Error is why a failed run failed.
+	Error string `json:"error,omitempty"`
+	// StartedAt is when the run started.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// FinishedAt is when it ended.
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// LeaseUntil is how long a running run is reserved for its runner.
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+}
+
+// newExportRunView is r as printed at now.
+func newExportRunView(r export.Run, now time.Time) exportRunView {
+	return exportRunView{Export: r.Export, Tick: utc(r.Tick), Status: r.State(now), From: utc(r.From), Until: utc(r.Until),
+		Location: r.Location, Listed: r.Listed, Exported: r.Exported, Skipped: r.Skipped, Error: r.Error,
+		StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt), LeaseUntil: utc(r.LeaseUntil)}
 }

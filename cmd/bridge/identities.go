@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,15 +90,15 @@ func planFromConfig(ctx context.Context, cfg *Config, name string, prune bool) (
 	return client, plan, err
 }
 
-// noteMappingChange records in store that bindings may have changed, and says so: a running
-// bridge (in any process on the store) sees it within seconds and maps its held jobs again
-// with a fresh member list.
-func noteMappingChange(cmd *cobra.Command, store bridge.Store, reason string) error {
+// noteMappingChange records in store that bindings may have changed, and says so on w: a
+// running bridge (in any process on the store) sees it within seconds and maps its held jobs
+// again with a fresh member list.
+func noteMappingChange(cmd *cobra.Command, w io.Writer, store bridge.Store, reason string) error {
 	ch, err := store.NoteMappingChange(cmd.Context(), reason, time.Now().UTC())
 	if err != nil {
 		return fmt.Errorf("bindings changed, but a running bridge could not be told (it maps held jobs again within minutes): %w", err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "mapping change %d noted: a running bridge maps its held jobs again within seconds\n", ch.Generation)
+	fmt.Fprintf(w, "mapping change %d noted: a running bridge maps its held jobs again within seconds\n", ch.Generation)
 	return nil
 }
 
@@ -128,22 +128,56 @@ func syncIdentities(ctx context.Context, cfg *Config, name string, client *api.C
 	}
 }
 
-func printPlan(w *tabwriter.Writer, plan []mapping.Action, outcome func(i int) string) {
-	fmt.Fprintln(w, "EXTERNAL USER\tE-MAIL\tMEMBER\tACTION\tWHY")
+// identityView is one line of an identity plan as identities plan prints it in JSON and YAML.
+type identityView struct {
+	// Provider is the identity provider of the external user (zoom, gdrive, …).
+	Provider string `json:"provider"`
+	// ExternalID is the user's id at the provider.
+	ExternalID string `json:"external_id"`
+	// Email is the external user's e-mail, when known.
+	Email string `json:"email,omitempty"`
+	// MemberID is the workspace member the user is or would be bound to.
+	MemberID string `json:"member_id,omitempty"`
+	// MemberEmail is that member's e-mail.
+	MemberEmail string `json:"member_email,omitempty"`
+	// Action is bound (nothing to do), bind, unmatched, invalid, missing (the map names someone
+	// who is not a member) or prune.
+	Action string `json:"action"`
+	// Why says how the member was found, or what is wrong.
+	Why string `json:"why,omitempty"`
+	// Outcome is what identities apply did: created, unchanged, conflict, removed, or the error.
+	Outcome string `json:"outcome,omitempty"`
+}
+
+// identityViews are plan's lines as printed, with outcome(i) (may be "") for the i-th.
+func identityViews(plan []mapping.Action, outcome func(i int) string) []identityView {
+	out := make([]identityView, 0, len(plan))
 	for i, a := range plan {
-		act := a.Kind
-		if o := outcome(i); o != "" {
-			act = o
-		}
-		fmt.Fprintf(w, "%s:%s\t%s\t%s\t%s\t%s\n", a.Identity.Provider, a.Identity.ExternalID, a.Email, a.MemberMail, act, a.Why)
+		out = append(out, identityView{Provider: a.Identity.Provider, ExternalID: a.Identity.ExternalID, Email: a.Email,
+			MemberID: a.MemberID, MemberEmail: a.MemberMail, Action: a.Kind, Why: a.Why, Outcome: outcome(i)})
 	}
-	w.Flush()
+	return out
+}
+
+// identityTable prints one line per external user; the action column shows what apply did
+// when it did something.
+func identityTable(views []identityView) func(w io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprintln(w, "EXTERNAL USER\tE-MAIL\tMEMBER\tACTION\tWHY")
+		for _, v := range views {
+			act := v.Action
+			if v.Outcome != "" {
+				act = v.Outcome
+			}
+			fmt.Fprintf(w, "%s:%s\t%s\t%s\t%s\t%s\n", v.Provider, v.ExternalID, v.Email, v.MemberEmail, act, v.Why)
+		}
+	}
 }
 
 func newIdentitiesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "identities", Short: "Bind the sources' external users to workspace members"}
 	var cf configFlags
-	var source string
+	var source, planFormat, reassignFormat string
 	var prune bool
 	plan := &cobra.Command{
 		Use:   "plan --source NAME",
@@ -158,8 +192,8 @@ func newIdentitiesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printPlan(tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0), p, func(int) string { return "" })
-			return nil
+			views := identityViews(p, func(int) string { return "" })
+			return printOutput(cmd.OutOrStdout(), planFormat, listOf(views), identityTable(views))
 		},
 	}
 	apply := &cobra.Command{
@@ -180,9 +214,10 @@ func newIdentitiesCmd() *cobra.Command {
 			for _, r := range res {
 				outcomes[r.Identity.ExternalID+"\x00"+r.Kind] = r.Outcome
 			}
-			printPlan(tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0), p, func(i int) string {
-				return outcomes[p[i].Identity.ExternalID+"\x00"+p[i].Kind]
-			})
+			views := identityViews(p, func(i int) string { return outcomes[p[i].Identity.ExternalID+"\x00"+p[i].Kind] })
+			if perr := printOutput(cmd.OutOrStdout(), formatTable, nil, identityTable(views)); perr != nil {
+				return errors.Join(err, perr)
+			}
 			// Even when nothing was created here: a binding made in the application is news too.
 			counts := map[string]int{}
 			for _, r := range res {
@@ -194,7 +229,7 @@ func newIdentitiesCmd() *cobra.Command {
 				return errors.Join(err, serr)
 			}
 			defer store.Close()
-			return errors.Join(err, noteMappingChange(cmd, store, reason))
+			return errors.Join(err, noteMappingChange(cmd, cmd.OutOrStdout(), store, reason))
 		},
 	}
 	var doIt bool
@@ -207,7 +242,7 @@ func newIdentitiesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return reassignAuthors(cmd, cfg, source, doIt)
+			return reassignAuthors(cmd, cfg, source, doIt, reassignFormat)
 		},
 	}
 	reassign.Flags().BoolVar(&doIt, "apply", false, "PATCH the authors (default: only show what would change)")
@@ -218,12 +253,40 @@ func newIdentitiesCmd() *cobra.Command {
 		c.MarkFlagRequired("source")
 		cmd.AddCommand(c)
 	}
+	addOutputFlag(plan, &planFormat, formatTable)
+	addOutputFlag(reassign, &reassignFormat, formatTable)
 	return cmd
 }
 
+// reassignView is one transcription identities reassign would reassign (or did), as printed in
+// JSON and YAML.
+type reassignView struct {
+	// TranscriptionID is the transcription at the service.
+	TranscriptionID string `json:"transcription_id"`
+	// JobID is the bridge job that uploaded it.
+	JobID string `json:"job_id"`
+	// ItemID is the recording within its source.
+	ItemID string `json:"item_id"`
+	// Author is the author the owner maps to now (the X-Author form).
+	Author string `json:"author"`
+	// UpstreamAuthor is the author the transcription had at the service (email:…).
+	UpstreamAuthor string `json:"upstream_author"`
+	// Action is would_reassign (without --apply), reassigned or failed.
+	Action string `json:"action"`
+	// Error is why a reassignment failed.
+	Error string `json:"error,omitempty"`
+}
+
+// reassignActions are the values of reassignView.Action.
+const (
+	reassignWould  = "would_reassign"
+	reassignDone   = "reassigned"
+	reassignFailed = "failed"
+)
+
 // reassignAuthors maps each uploaded job's owner again with the current bindings and, with
-// doIt, PATCHes the transcriptions whose author changes.
-func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool) error {
+// doIt, PATCHes the transcriptions whose author changes; it prints them in format.
+func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool, format string) error {
 	ctx := cmd.Context()
 	_, sc, err := sourceByName(cfg, name)
 	if err != nil {
@@ -272,9 +335,8 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool) er
 		}
 		return author
 	}
-	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TRANSCRIPTION\tITEM\tAUTHOR NOW\tAUTHOR THEN\tACTION")
-	changed, failed := 0, 0
+	views := []reassignView{}
+	failed := 0
 	for _, j := range jobs {
 		want, ok, err := m.AuthorFor(ctx, j.Owner)
 		if err != nil {
@@ -294,27 +356,42 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool) er
 		if member(want) == member(then) {
 			continue
 		}
-		action := "would reassign"
+		v := reassignView{TranscriptionID: j.TranscriptionID, JobID: j.ID, ItemID: j.ItemID, Author: want, UpstreamAuthor: then, Action: reassignWould}
 		if doIt {
 			if _, err := client.Assign(ctx, j.TranscriptionID, want); err != nil {
-				action, failed = "error: "+err.Error(), failed+1
+				v.Action, v.Error, failed = reassignFailed, err.Error(), failed+1
 			} else {
 				from := j.State
 				j.Author, j.UpdatedAt = want, time.Now().UTC()
 				if err := store.Update(ctx, &j, from, "reassigned to "+want); err != nil {
 					return err
 				}
-				action = "reassigned"
+				v.Action = reassignDone
 			}
 		}
-		changed++
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", j.TranscriptionID, j.ItemID, want, then, action)
+		views = append(views, v)
 	}
-	w.Flush()
-	fmt.Fprintf(cmd.OutOrStdout(), "%d transcription(s) to reassign\n", changed)
+	err = printOutput(cmd.OutOrStdout(), format, listOf(views), func(w io.Writer) {
+		fmt.Fprintln(w, "TRANSCRIPTION\tITEM\tAUTHOR NOW\tAUTHOR THEN\tACTION")
+		for _, v := range views {
+			action := strings.ReplaceAll(v.Action, "_", " ")
+			if v.Error != "" {
+				action = "error: " + v.Error
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", v.TranscriptionID, v.ItemID, v.Author, v.UpstreamAuthor, oneLine(action))
+		}
+		fmt.Fprintf(w, "%d transcription(s) to reassign\n", len(views))
+	})
+	if err != nil {
+		return err
+	}
 	var noted error
 	if doIt { // reassign follows changed bindings: held jobs may now map too
-		noted = noteMappingChange(cmd, store, fmt.Sprintf("identities reassign --source %s --apply: %d reassigned", name, changed-failed))
+		notes := cmd.OutOrStdout()
+		if format != formatTable { // stdout holds one document
+			notes = cmd.ErrOrStderr()
+		}
+		noted = noteMappingChange(cmd, notes, store, fmt.Sprintf("identities reassign --source %s --apply: %d reassigned", name, len(views)-failed))
 	}
 	if failed > 0 {
 		return errors.Join(fmt.Errorf("%d reassignment(s) failed", failed), noted)

@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,6 +64,7 @@ func newSourcesCmd() *cobra.Command {
 		},
 	}
 	var limit int
+	var format string
 	list := &cobra.Command{
 		Use:   "list NAME",
 		Short: "Show what the source would sync (a dry run: nothing is stored or uploaded)",
@@ -85,32 +86,24 @@ func newSourcesCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("source %s: %w", sc.Name, err)
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ITEM\tNAME\tSIZE\tOWNER\tEXTERNAL ID")
+			out := recordingList{Items: []recordingView{}, Total: len(recs)}
 			for i, r := range recs {
 				if limit > 0 && i == limit {
 					break
 				}
-				owner := ""
-				if r.Owner != nil {
-					owner = r.Owner.Email
-					if owner == "" {
-						owner = r.Owner.ID
-					}
-				}
-				ext := ""
+				v := recordingView{ItemID: r.ItemID, Version: r.Version, Name: r.Name, Size: r.Size, ModTime: utc(r.ModTime),
+					Link: r.Link, Owner: newOwnerView(r.Owner)}
 				if mapped, err := m.Map(cmd.Context(), &bridge.Job{ID: "dry-run", Recording: r}); err != nil {
-					ext = "(skipped: " + err.Error() + ")"
+					v.SkipReason = err.Error()
 				} else {
-					ext = mapped.ExternalID
+					v.ExternalID = mapped.ExternalID
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.ItemID, r.Name, strconv.FormatInt(r.Size, 10), owner, ext)
+				out.Items = append(out.Items, v)
 			}
-			w.Flush()
-			fmt.Fprintf(cmd.OutOrStdout(), "%d recording(s)\n", len(recs))
-			return nil
+			return printOutput(cmd.OutOrStdout(), format, out, out.table)
 		},
 	}
+	addOutputFlag(list, &format, formatTable)
 	list.Flags().IntVar(&limit, "limit", 0, "show at most this many (0: all)")
 	var from string
 	backfill := &cobra.Command{
@@ -160,4 +153,56 @@ func newSourcesCmd() *cobra.Command {
 		cmd.AddCommand(c)
 	}
 	return cmd
+}
+
+// recordingList is what sources list prints in JSON and YAML: the recordings shown (at most
+// --limit) and how many the source lists.
+type recordingList struct {
+	// Items holds one object per recording shown.
+	Items []recordingView `json:"items"`
+	// Total counts every recording the source lists, shown or not.
+	Total int `json:"total"`
+}
+
+// recordingView is one recording a source would sync.
+type recordingView struct {
+	// ItemID identifies the recording within its source.
+	ItemID string `json:"item_id"`
+	// Version is the item's version (each version becomes its own job).
+	Version string `json:"version"`
+	// Name is the file name that would be sent.
+	Name string `json:"name"`
+	// Size is the byte count (0 when the source does not know it before download).
+	Size int64 `json:"size"`
+	// ModTime is when the item last changed at the source.
+	ModTime time.Time `json:"mod_time,omitzero"`
+	// Link points to the item at its source.
+	Link string `json:"link,omitempty"`
+	// Owner is the external user who owns the item, when the source says.
+	Owner *ownerView `json:"owner,omitempty"`
+	// ExternalID is the X-External-Id it would be uploaded with.
+	ExternalID string `json:"external_id,omitempty"`
+	// SkipReason says why it would be skipped instead (its external id or metadata break the
+	// service's rules).
+	SkipReason string `json:"skip_reason,omitempty"`
+}
+
+// table prints one line per recording, then the count.
+func (l recordingList) table(w io.Writer) {
+	fmt.Fprintln(w, "ITEM\tNAME\tSIZE\tOWNER\tEXTERNAL ID")
+	for _, r := range l.Items {
+		owner := ""
+		if r.Owner != nil {
+			owner = r.Owner.Email
+			if owner == "" {
+				owner = r.Owner.ID
+			}
+		}
+		ext := r.ExternalID
+		if r.SkipReason != "" {
+			ext = "(skipped: " + r.SkipReason + ")"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.ItemID, r.Name, strconv.FormatInt(r.Size, 10), owner, ext)
+	}
+	fmt.Fprintf(w, "%d recording(s)\n", l.Total)
 }
