@@ -22,9 +22,12 @@ const (
 
 // Filter narrows what an export takes; zero fields match everything.
 type Filter struct {
-	ProjectID string            `koanf:"project_id"`
-	Language  string            `koanf:"language"`
-	Metadata  map[string]string `koanf:"metadata"`
+	// ProjectID keeps transcriptions filed under this project (a UUID).
+	ProjectID string `koanf:"project_id"`
+	// Language keeps transcriptions in this language (a code).
+	Language string `koanf:"language"`
+	// Metadata keeps transcriptions whose metadata has every one of these keys and values.
+	Metadata map[string]string `koanf:"metadata"`
 	// Source keeps transcriptions the bridge uploaded from this source.
 	Source string `koanf:"source"`
 }
@@ -59,10 +62,16 @@ type Config struct {
 
 // S3Config reaches an S3 or S3-compatible destination.
 type S3Config struct {
-	Region              string `koanf:"region"`
-	Endpoint            string `koanf:"endpoint"`
-	PathStyle           bool   `koanf:"path_style"`
-	AccessKeyID         string `koanf:"access_key_id"`
+	// Region is the bucket's region (default: the AWS chain's, else us-east-1).
+	Region string `koanf:"region"`
+	// Endpoint is the API base URL of an S3-compatible server (MinIO, R2); empty is AWS.
+	Endpoint string `koanf:"endpoint"`
+	// PathStyle addresses buckets as endpoint/bucket/key (most S3-compatible servers need it).
+	PathStyle bool `koanf:"path_style"`
+	// AccessKeyID is a static access key, with secret_access_key_file; empty uses the standard
+	// AWS chain (environment, shared files, SSO, instance roles).
+	AccessKeyID string `koanf:"access_key_id"`
+	// SecretAccessKeyFile holds the secret of access_key_id.
 	SecretAccessKeyFile string `koanf:"secret_access_key_file"`
 }
 

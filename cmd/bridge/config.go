@@ -32,16 +32,21 @@ func yamlDateToString(from, to reflect.Type, v any) (any, error) {
 	return v, nil
 }
 
+// docs/configuration.md, the configuration reference, is generated from the doc comments of
+// Config and the connectors' options (see configref_test.go).
+//go:generate go test -count=1 -run ^TestConfigReference$ . -configref.update
+
 // defaultConfigPath is read when --config is not given and the file exists.
 const defaultConfigPath = "configs/bridge.yaml"
 
 // Config is the bridge's configuration: configs/bridge.yaml, then BRIDGE_* environment
 // variables ("__" nests: BRIDGE_STORE__DSN), then --set key=value flags.
 type Config struct {
+	// API is the transcription service the bridge uploads to and polls.
 	API struct {
 		// BaseURL of the transcription API; empty starts the sandbox in-process.
 		BaseURL string `koanf:"base_url"`
-		// Key is the API key; prefer KeyFile or the BRIDGE_API_KEY variable.
+		// Key is the API key; prefer key_file or the BRIDGE_API_KEY variable.
 		Key string `koanf:"key"`
 		// KeyFile holds the API key.
 		KeyFile string `koanf:"key_file"`
@@ -53,12 +58,14 @@ type Config struct {
 		// the documented limit; raise it only for a workspace granted more).
 		RequestsPerMinute int `koanf:"requests_per_minute"`
 	} `koanf:"api"`
+	// Store is the bridge's own database: jobs, deliveries, checkpoints.
 	Store struct {
-		// Driver is sqlite.
+		// Driver is the database kind; only sqlite is supported.
 		Driver string `koanf:"driver"`
 		// DSN is the database file (default ./data/bridge.db).
 		DSN string `koanf:"dsn"`
 	} `koanf:"store"`
+	// Sandbox is the in-process stand-in for the service, used when api.base_url is empty.
 	Sandbox struct {
 		// DB is the in-process sandbox's state file (default ./data/sandbox.db).
 		DB string `koanf:"db"`
@@ -76,6 +83,7 @@ type Config struct {
 		// Addr is where it listens (default 127.0.0.1:8080 when a source takes webhooks).
 		Addr string `koanf:"addr"`
 	} `koanf:"server"`
+	// Relay sends the events to the webhooks.
 	Relay struct {
 		// Lease is how long a delivery being sent is reserved (default 2m); after a crash it is
 		// sent again once the lease has run out.
@@ -87,25 +95,39 @@ type Config struct {
 
 // WebhookConfig is one webhook endpoint (see bridge/relay.EndpointConfig).
 type WebhookConfig struct {
+	// Name identifies the endpoint in commands and logs (bridge endpoints, bridge deliveries).
 	Name string `koanf:"name"`
-	URL  string `koanf:"url"`
-	// SecretFile holds the whsec_ secret(s), newest first; Secret inlines one (avoid).
-	SecretFile   string            `koanf:"secret_file"`
-	Secret       string            `koanf:"secret"`
-	Events       []string          `koanf:"events"`
-	Filter       string            `koanf:"filter"`
-	Transform    string            `koanf:"transform"`
-	Headers      map[string]string `koanf:"headers"`
-	Timeout      time.Duration     `koanf:"timeout"`
-	Payload      string            `koanf:"payload"`
-	AllowPrivate bool              `koanf:"allow_private"`
+	// URL receives the POSTs (http or https; no credentials in it: use headers).
+	URL string `koanf:"url"`
+	// SecretFile holds the whsec_ secret(s) that sign every message, newest first (several,
+	// separated by spaces, commas or lines, while a secret rotates).
+	SecretFile string `koanf:"secret_file"`
+	// Secret inlines one secret instead of secret_file (avoid: it ends up in the file).
+	Secret string `koanf:"secret"`
+	// Events are the event types the endpoint receives; empty means every type.
+	Events []string `koanf:"events"`
+	// Filter is an optional jq expression; a message is sent only when it yields true.
+	Filter string `koanf:"filter"`
+	// Transform is an optional jq expression producing the body's data from the message.
+	Transform string `koanf:"transform"`
+	// Headers are added to every request (an Authorization header, for instance).
+	Headers map[string]string `koanf:"headers"`
+	// Timeout bounds one attempt (at most 60s).
+	Timeout time.Duration `koanf:"timeout"`
+	// Payload is full (the transcription record, plus source and job) or thin (ids and links).
+	Payload string `koanf:"payload"`
+	// AllowPrivate lets the endpoint resolve to loopback, private or link-local addresses
+	// (refused otherwise, against SSRF).
+	AllowPrivate bool `koanf:"allow_private"`
 	// RetrySchedule overrides the default retry waits (5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h).
 	RetrySchedule []time.Duration `koanf:"retry_schedule"`
 }
 
 // SourceConfig is one source; keys other than the common ones are the connector's options.
 type SourceConfig struct {
+	// Name identifies the source (jobs, external ids, bridge sources); unique.
 	Name string `koanf:"name"`
+	// Type is the connector: localdir, s3, gdrive or zoom.
 	Type string `koanf:"type"`
 	// Schedule is a cron spec for scans (default "@every 30s").
 	Schedule string `koanf:"schedule"`
@@ -119,13 +141,20 @@ type SourceConfig struct {
 	ExternalID string `koanf:"external_id"`
 	// Metadata maps X-Metadata keys to templates.
 	Metadata map[string]string `koanf:"metadata"`
-	Upload   struct {
-		Language      string   `koanf:"language"`
-		ProjectID     string   `koanf:"project_id"`
-		Diarize       *bool    `koanf:"diarize"`
-		SpeakersCount int      `koanf:"speakers_count"`
-		AIMetadata    bool     `koanf:"ai_metadata"`
-		Reports       []string `koanf:"reports"`
+	// Upload are the options every upload from this source is sent with.
+	Upload struct {
+		// Language is auto (detected) or a language code.
+		Language string `koanf:"language"`
+		// ProjectID is the project (a UUID) the transcriptions are filed under.
+		ProjectID string `koanf:"project_id"`
+		// Diarize set to false turns speaker separation off (default on).
+		Diarize *bool `koanf:"diarize"`
+		// SpeakersCount hints the number of speakers, 1 to 20 (0: not sent).
+		SpeakersCount int `koanf:"speakers_count"`
+		// AIMetadata asks for the AI layer (title, summary, topics, speaker names).
+		AIMetadata bool `koanf:"ai_metadata"`
+		// Reports are report template slugs to generate, at most 3 (summary, …).
+		Reports []string `koanf:"reports"`
 	} `koanf:"upload"`
 	// Mapping turns the recording's owner (a Zoom host, a Drive owner) into X-Author.
 	Mapping struct {
