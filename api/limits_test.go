@@ -61,6 +61,8 @@ func TestRedact(t *testing.T) {
 		{"https://zoom.us/rec/download/x?access_token=abc.def&x=1", "https://zoom.us/rec/download/x?access_token=[redacted]&x=1"},
 		{`{"event":"recording.completed","download_token":"eyJ0eXAi.abc"}`, `{"event":"recording.completed","download_token":"[redacted]"}`},
 		{`oauth2: Response: {"access_token" : "zt-1", "expires_in":3600}`, `oauth2: Response: {"access_token":"[redacted]", "expires_in":3600}`},
+		{"token dl-eyJhbGciOiJIUzUxMiJ9.eyJhdWQiOiJ6b29tIn0.c2ln-_x in a message", "token dl-[redacted] in a message"},
+		{"a version 1.2.3 and eyJ alone", "a version 1.2.3 and eyJ alone"},
 		{"nothing secret", "nothing secret"},
 	}
 	for _, tc := range tests {

@@ -2,13 +2,25 @@ package api
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
-var secretRe = regexp.MustCompile(`(mk_live_|mk_test_|whsec_)[A-Za-z0-9_+/=-]+|(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+|(access_token=)[^&\s]+|"(access_token|download_token|refresh_token|client_secret|private_key)"\s*:\s*"[^"]*"`)
+// secretFields are the JSON fields whose values are secrets.
+var secretFields = []string{"access_token", "download_token", "refresh_token", "client_secret", "private_key"}
 
-// Redact replaces API keys, webhook secrets, bearer tokens, download tokens and token or key
-// fields of JSON bodies in s with "[redacted]" markers, for logs and error messages.
+var secretRe = regexp.MustCompile(`(mk_live_|mk_test_|whsec_)[A-Za-z0-9_+/=-]+|(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+|(access_token=)[^&\s]+|"(` +
+	strings.Join(secretFields, "|") + `)"\s*:\s*"[^"]*"|\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+
+// SecretField reports whether a JSON field of that name holds a secret (its value is hidden by
+// Redact in a JSON text), for redacting decoded documents field by field.
+func SecretField(name string) bool {
+	return slices.Contains(secretFields, strings.ToLower(name))
+}
+
+// Redact replaces API keys, webhook secrets, bearer tokens, download tokens, JSON Web Tokens
+// (Zoom's download and access tokens are JWTs) and token or key fields of JSON bodies in s with
+// "[redacted]" markers, for logs and error messages.
 func Redact(s string) string {
 	return secretRe.ReplaceAllStringFunc(s, func(m string) string {
 		for _, p := range []string{"mk_live_", "mk_test_", "whsec_", "access_token="} {
