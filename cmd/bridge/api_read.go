@@ -288,6 +288,9 @@ func newAPIExportCmd(f *apiFlags) *cobra.Command {
 		Short: "Export a transcription as md, txt or json (to -o FILE, or stdout)",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOneOf("--format", format, exportFormats); err != nil {
+				return err
+			}
 			c, err := f.client()
 			if err != nil {
 				return err
@@ -314,6 +317,9 @@ func newAPIExportBulkCmd(f *apiFlags) *cobra.Command {
 			if out == "" {
 				return usageError("-o FILE.zip is required")
 			}
+			if err := checkOneOf("--format", format, exportFormats); err != nil {
+				return err
+			}
 			c, err := f.client()
 			if err != nil {
 				return err
@@ -329,6 +335,9 @@ func newAPIExportBulkCmd(f *apiFlags) *cobra.Command {
 	cmd.Flags().StringVarP(&out, "output", "o", "", "ZIP file to write")
 	return cmd
 }
+
+// exportFormats are the values api export and export-bulk's --format take.
+var exportFormats = []string{"md", "txt", "json"}
 
 // save streams a download to path (atomically, through a temporary file) or to stdout.
 func save(cmd *cobra.Command, d *api.Download, path string) error {

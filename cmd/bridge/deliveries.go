@@ -66,13 +66,26 @@ func newDeliveriesCmd() *cobra.Command {
 					return err
 				}
 			}
-			store, _, err := openStore(cmd, &lf)
+			store, cfg, err := openStore(cmd, &lf)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
 			ds, err := store.Deliveries(cmd.Context(), relay.DeliveryFilter{Endpoint: endpoint, Status: status, Limit: 1000})
 			if err != nil {
+				return err
+			}
+			var endpoints []string
+			for _, w := range cfg.Webhooks {
+				endpoints = append(endpoints, w.Name)
+			}
+			if err := checkKnown("--endpoint", endpoint, endpoints, func() (bool, error) {
+				if len(ds) > 0 {
+					return true, nil
+				}
+				some, err := store.Deliveries(cmd.Context(), relay.DeliveryFilter{Endpoint: endpoint, Limit: 1})
+				return len(some) > 0, err
+			}); err != nil {
 				return err
 			}
 			views := make([]deliveryView, 0, len(ds))
@@ -88,7 +101,7 @@ func newDeliveriesCmd() *cobra.Command {
 		},
 	}
 	lf.register(list)
-	list.Flags().StringVar(&endpoint, "endpoint", "", "only this endpoint")
+	list.Flags().StringVar(&endpoint, "endpoint", "", "only this endpoint (a configured one, or one the store has deliveries to)")
 	list.Flags().StringVar(&status, "status", "", "only this status: "+strings.Join(deliveryStatuses, ", "))
 	addOutputFlag(list, &listFormat, formatTable)
 

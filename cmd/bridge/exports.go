@@ -94,10 +94,10 @@ func newExportCmd() *cobra.Command {
 	var format string
 	list := &cobra.Command{
 		Use:   "list [NAME]",
-		Short: "Show runs: window, counts and status, newest first",
+		Short: "Show runs: window, counts and status, newest first (of one export: a configured one, or one with runs)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := openStore(cmd, &cf)
+			store, cfg, err := openStore(cmd, &cf)
 			if err != nil {
 				return err
 			}
@@ -108,6 +108,13 @@ func newExportCmd() *cobra.Command {
 			}
 			runs, err := store.Runs(cmd.Context(), name, 0)
 			if err != nil {
+				return err
+			}
+			var exports []string
+			for _, e := range cfg.Exports {
+				exports = append(exports, e.Name)
+			}
+			if err := checkKnown("export", name, exports, func() (bool, error) { return len(runs) > 0, nil }); err != nil {
 				return err
 			}
 			now := time.Now()

@@ -33,13 +33,26 @@ func newJobsCmd() *cobra.Command {
 					f.States = append(f.States, bridge.State(s))
 				}
 			}
-			store, _, err := openStore(cmd, &cf)
+			store, cfg, err := openStore(cmd, &cf)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
 			jobs, err := store.Jobs(cmd.Context(), f)
 			if err != nil {
+				return err
+			}
+			var sources []string
+			for _, s := range cfg.Sources {
+				sources = append(sources, s.Name)
+			}
+			if err := checkKnown("--source", source, sources, func() (bool, error) {
+				if len(jobs) > 0 {
+					return true, nil
+				}
+				all, err := store.Jobs(cmd.Context(), bridge.JobFilter{Source: source})
+				return len(all) > 0, err
+			}); err != nil {
 				return err
 			}
 			views := make([]jobView, 0, len(jobs))
@@ -56,7 +69,7 @@ func newJobsCmd() *cobra.Command {
 	}
 	cf.register(list)
 	list.Flags().StringVar(&state, "state", "", "only jobs in these states (comma-separated): "+strings.Join(stateNames(), ", "))
-	list.Flags().StringVar(&source, "source", "", "only jobs of this source")
+	list.Flags().StringVar(&source, "source", "", "only jobs of this source (a configured one, or one the store has jobs of)")
 	addOutputFlag(list, &listFormat, formatTable)
 	var scf configFlags
 	show := &cobra.Command{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -62,6 +63,23 @@ func checkOneOf(flag, value string, allowed []string) error {
 		}
 	}
 	return usageError("%s %q: not one of %s", flag, value, strings.Join(allowed, ", "))
+}
+
+// checkKnown is the usage error (exit 2) for a filter value that names nothing: not among
+// configured, and found (asked only then) reports nothing stored under it either. A name only
+// the store knows (a source or endpoint since removed from the configuration) is accepted.
+func checkKnown(flag, value string, configured []string, found func() (bool, error)) error {
+	if value == "" || slices.Contains(configured, value) {
+		return nil
+	}
+	ok, err := found()
+	if err != nil || ok {
+		return err
+	}
+	if len(configured) == 0 {
+		return usageError("%s %q: nothing configured or stored has this name", flag, value)
+	}
+	return usageError("%s %q: not one of %s (configured), and nothing stored has this name", flag, value, strings.Join(configured, ", "))
 }
 
 // printOutput writes v to w in format: json as one indented document, yaml as the same

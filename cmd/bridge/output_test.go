@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,36 @@ func TestCheckOneOf(t *testing.T) {
 	}
 }
 
+func TestCheckKnown(t *testing.T) {
+	tests := []struct {
+		value      string
+		configured []string
+		stored     bool
+		want       string // "" for no error, else a part of the usage error
+	}{
+		{"", []string{"inbox"}, false, ""},
+		{"inbox", []string{"inbox"}, false, ""},
+		{"old", []string{"inbox"}, true, ""}, // removed from the configuration, still stored
+		{"inbx", []string{"inbox", "zoom"}, false, `--source "inbx": not one of inbox, zoom (configured)`},
+		{"inbx", nil, false, `--source "inbx": nothing configured or stored has this name`},
+	}
+	for _, tc := range tests {
+		asked := false
+		err := checkKnown("--source", tc.value, tc.configured, func() (bool, error) { asked = true; return tc.stored, nil })
+		var ee *exitError
+		switch {
+		case tc.want == "" && err != nil, tc.want != "" && (!errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("checkKnown(%q, %v, stored %v) = %v, want %q", tc.value, tc.configured, tc.stored, err, tc.want)
+		case asked && (tc.value == "" || slices.Contains(tc.configured, tc.value)):
+			t.Errorf("checkKnown(%q, %v) asked the store about a configured name", tc.value, tc.configured)
+		}
+	}
+	storeErr := errors.New("disk on fire")
+	if err := checkKnown("--source", "x", nil, func() (bool, error) { return false, storeErr }); !errors.Is(err, storeErr) {
+		t.Errorf("checkKnown with a failing store = %v, want its error", err)
+	}
+}
+
 // TestBadOutputAndFilterValues: an unknown -o or filter value is a usage error (exit 2) that
 // names the allowed values, before any store is opened or any request is sent.
 func TestBadOutputAndFilterValues(t *testing.T) {
@@ -184,6 +215,8 @@ func TestBadOutputAndFilterValues(t *testing.T) {
 		{[]string{"jobs", "list", "--state", "done,sleeping"}, `--state "sleeping": not one of discovered, ready,`},
 		{[]string{"api", "list", "--status", "done"}, `--status "done": not one of queued, processing, completed, failed, insufficient_balance`},
 		{[]string{"api", "list", "--sort", "title"}, `--sort "title": not one of created_at, -created_at, duration, -duration`},
+		{[]string{"api", "export", "t1", "--format", "pdf"}, `--format "pdf": not one of md, txt, json`},
+		{[]string{"api", "export-bulk", "t1", "--format", "pdf", "-o", "x.zip"}, `--format "pdf": not one of md, txt, json`},
 	}
 	for _, tc := range tests {
 		args := append(tc.args, "--config", config)
