@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -139,7 +140,7 @@ func (p *Pipeline) setDefaults() {
 
 // move writes j in state to (from its current state) with reason and events, logging the change.
 func (p *Pipeline) move(ctx context.Context, j *Job, to State, reason string, events ...Event) error {
-	from := j.State
+	from, was := j.State, j.Reason
 	j.State, j.Reason, j.UpdatedAt = to, reason, p.now()
 	for i := range events {
 		events[i].TranscriptionID = j.TranscriptionID
@@ -148,11 +149,29 @@ func (p *Pipeline) move(ctx context.Context, j *Job, to State, reason string, ev
 		j.State = from
 		return err
 	}
-	p.log().Info("job", "id", j.ID, "source", j.Source, "item", j.ItemID, "from", from, "to", to, "reason", reason)
+	p.log().Log(ctx, moveLevel(from, to, was, reason), "job", "id", j.ID, "source", j.Source, "item", j.ItemID, "from", from, "to", to, "reason", reason)
 	if to.Terminal() {
 		p.finish(ctx, j)
 	}
 	return nil
+}
+
+// moveLevel is the log level of a job's move from one state (with reason was) to another with
+// reason: WARN for what went wrong (into held, skipped, failed or resubmit; a retry, "will
+// retry"; reports refused; an author refused and mapped again), DEBUG for a job rescheduled in
+// its state with nothing new to say (a balance recheck), INFO for the rest.
+func moveLevel(from, to State, was, reason string) slog.Level {
+	switch {
+	case strings.Contains(reason, "will retry"):
+		return slog.LevelWarn
+	case from == to && (reason == "" || reason == was):
+		return slog.LevelDebug
+	case to == StateHeld, to == StateSkipped, to == StateFailed, to == StateResubmit,
+		strings.HasPrefix(reason, reasonReportsWait), strings.HasPrefix(reason, reasonReportsNotMade),
+		strings.HasPrefix(reason, reasonRemap):
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
 }
 
 // finish lets the source act on a job that reached a final state (move the file).

@@ -69,15 +69,21 @@ func (p *Pipeline) reportsDone(j *Job, t *api.Transcription) bool {
 	return len(p.missingReports(j, t)) == 0 && api.Done(t, p.wanted(j))
 }
 
+// Reasons of a report request refused: the job ends without the reports, or waits.
+const (
+	reasonReportsNotMade = "reports not made"
+	reasonReportsWait    = "reports wait"
+)
+
 // reportRequestFailed: a cap reached ends the job without those reports; a quota waits.
 func (p *Pipeline) reportRequestFailed(ctx context.Context, j *Job, t *api.Transcription, err error) error {
 	switch api.CodeOf(err) {
 	case api.CodeReportGenerationLimit, api.CodeTranscriptionFailed, api.CodePromptNotFound:
-		return p.complete(ctx, j, t, "reports not made: "+err.Error())
+		return p.complete(ctx, j, t, reasonReportsNotMade+": "+err.Error())
 	}
 	if e := api.AsError(err); e != nil && e.RetryAfter > 0 {
 		j.NextAt = p.now().Add(e.RetryAfter)
-		return p.move(ctx, j, StateTranscribed, "reports wait: "+err.Error())
+		return p.move(ctx, j, StateTranscribed, reasonReportsWait+": "+err.Error())
 	}
 	return fmt.Errorf("request reports for %s: %w", t.ID, err)
 }

@@ -33,6 +33,12 @@ func (borrowed) Close() error { return nil }
 // errMalformed marks a message that no retry can handle; it goes to the poison queue.
 var errMalformed = errors.New("malformed event message")
 
+// failureEvents are the event types that report something gone wrong: their line is a WARN.
+var failureEvents = map[string]bool{
+	bridge.EventFailed: true, bridge.EventInsufficientBalance: true, bridge.EventReportFailed: true,
+	bridge.EventHeld: true, bridge.EventSkipped: true, bridge.EventExportFailed: true, EventEndpointDisabled: true,
+}
+
 // handle fans one event out to the endpoints that want it. A redelivered message is harmless:
 // deliveries are unique on event and endpoint.
 func (r *Relay) handle(msg *message.Message) error {
@@ -46,7 +52,11 @@ func (r *Relay) handle(msg *message.Message) error {
 			targets = append(targets, ep.Name)
 		}
 	}
-	r.Log.Info("event", "type", ref.Type, "event", ref.EventID, "job", ref.JobID, "transcription", ref.TranscriptionID,
+	level := slog.LevelInfo
+	if failureEvents[ref.Type] {
+		level = slog.LevelWarn
+	}
+	r.Log.Log(msg.Context(), level, "event", "type", ref.Type, "event", ref.EventID, "job", ref.JobID, "transcription", ref.TranscriptionID,
 		"endpoints", len(targets), "correlation_id", middleware.MessageCorrelationID(msg))
 	if err := r.Store.FanOut(msg.Context(), ref, targets, r.now()); err != nil {
 		if errors.Is(err, ErrUnknownEvent) {

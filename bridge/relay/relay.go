@@ -136,6 +136,7 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 	a := Attempt{At: now}
 	if ep == nil { // claimed for an endpoint no longer configured
 		d.Status, a.Error = StatusDead, "the endpoint is no longer configured"
+		r.logAttempt(ctx, d, Result{}, a)
 		return r.Store.Record(ctx, d, a)
 	}
 	data, err := r.payload(ctx, ep, d)
@@ -175,9 +176,27 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 			d.Status, d.NextAttemptAt = StatusPending, now.Add(delay)
 		}
 	}
-	r.Log.Info("delivery", "endpoint", d.Endpoint, "type", d.Type, "webhook_id", d.WebhookID, "attempt", d.Attempts,
-		"status", res.Status, "outcome", d.Status, "error", a.Error)
+	r.logAttempt(ctx, d, res, a)
 	return r.Store.Record(ctx, d, a)
+}
+
+// logAttempt logs one attempt of d: at INFO when delivered, WARN when it failed and will be
+// retried (with the time of the retry), ERROR when the delivery is given up (a dead letter).
+func (r *Relay) logAttempt(ctx context.Context, d *Delivery, res Result, a Attempt) {
+	level := slog.LevelInfo
+	attrs := []any{"endpoint", d.Endpoint, "type", d.Type, "webhook_id", d.WebhookID, "attempt", d.Attempts,
+		"status", res.Status, "outcome", d.Status}
+	switch d.Status {
+	case StatusPending:
+		level = slog.LevelWarn
+		attrs = append(attrs, "retry_at", d.NextAttemptAt)
+	case StatusDead:
+		level = slog.LevelError
+	}
+	if a.Error != "" {
+		attrs = append(attrs, "error", a.Error)
+	}
+	r.Log.Log(ctx, level, "delivery", attrs...)
 }
 
 // payload builds the message data: the event's details, the job id and, for full payloads, the
