@@ -126,6 +126,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	addLogFlags(root) // --log-level, --log-format: see log.go
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.Version = readBuildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")

@@ -11,6 +11,9 @@ import (
 
 // isTerminal reports whether w is a terminal (progress is drawn only there).
 func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the root's stderr (logOutput)
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

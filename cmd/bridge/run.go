@@ -75,20 +75,6 @@ func newRunCmd() *cobra.Command {
 	return cmd
 }
 
-// newLogger writes text logs to w with secrets redacted from every string.
-func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-		if a.Value.Kind() == slog.KindString {
-			a.Value = slog.StringValue(api.Redact(a.Value.String()))
-		} else if a.Value.Kind() == slog.KindAny {
-			if err, ok := a.Value.Any().(error); ok {
-				a.Value = slog.StringValue(api.Redact(err.Error()))
-			}
-		}
-		return a
-	}}))
-}
-
 func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Writer) error {
 	log := newLogger(stderr)
 	endpoints, err := buildEndpoints(cfg)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -67,7 +66,7 @@ func runSandbox(cmd *cobra.Command, f sandboxFlags) error {
 			return usageError("--seed: %v", err)
 		}
 	}
-	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	log := newLogger(cmd.ErrOrStderr())
 	srv, err := sandbox.New(ctx, sandbox.Options{
 		DBPath: f.db, Seed: seed, TimeScale: f.timeScale, Faults: faults, FaultSeed: f.faultSeed,
 		MediaDir: f.mediaDir, StallTimeout: f.stallAfter,
