@@ -19,6 +19,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
+	"github.com/transcript-bridge/bridge/internal/httpenv"
 )
 
 func init() {
@@ -74,9 +75,11 @@ func endpoint(e string) string {
 }
 
 // httpClient authenticates as a service account (impersonating subject when set), as an OAuth
-// user with a refresh token, or with Application Default Credentials.
+// user with a refresh token, or with Application Default Credentials. Token requests and API
+// calls honour HTTPS_PROXY, HTTP_PROXY and NO_PROXY.
 func httpClient(ctx context.Context, creds []byte, subject string) (*http.Client, error) {
 	ctx = context.WithoutCancel(ctx) // token refreshes outlive the caller
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, httpenv.Client(0))
 	if creds == nil {
 		c, err := google.DefaultClient(ctx, drive.DriveReadonlyScope)
 		if err != nil {

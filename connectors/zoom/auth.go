@@ -3,6 +3,7 @@ package zoom
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -15,13 +16,15 @@ import (
 // renewed five minutes before it expires and at once after a 401. The token is never logged.
 type tokens struct {
 	cfg clientcredentials.Config
+	// hc fetches the tokens.
+	hc *http.Client
 
 	mu  sync.Mutex
 	tok *oauth2.Token
 }
 
-func newTokens(c Config) *tokens {
-	return &tokens{cfg: clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.OAuthURL,
+func newTokens(c Config, hc *http.Client) *tokens {
+	return &tokens{hc: hc, cfg: clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.OAuthURL,
 		AuthStyle:      oauth2.AuthStyleInHeader,
 		EndpointParams: url.Values{"grant_type": {"account_credentials"}, "account_id": {c.AccountID}}}}
 }
@@ -33,7 +36,7 @@ func (t *tokens) get(ctx context.Context) (string, error) {
 	if t.tok != nil && time.Until(t.tok.Expiry) > 5*time.Minute {
 		return t.tok.AccessToken, nil
 	}
-	tok, err := t.cfg.Token(ctx)
+	tok, err := t.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, t.hc))
 	if err != nil {
 		return "", fmt.Errorf("zoom oauth (account_credentials): %w", err)
 	}

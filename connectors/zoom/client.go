@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-resty/resty/v2"
 	"golang.org/x/time/rate"
+
+	"github.com/transcript-bridge/bridge/internal/httpenv"
 )
 
 // APIError is an answer Zoom refused, with its code and message kept verbatim.
@@ -63,9 +65,11 @@ func newClient(c Config) *client {
 		}
 		l[category(cat)] = rate.NewLimiter(rate.Limit(n), max(1, int(n)))
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// Every call honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY.
+	tr := httpenv.Transport()
 	tr.ResponseHeaderTimeout = time.Minute
-	return &client{cfg: c, http: resty.New().SetTimeout(60 * time.Second), tokens: newTokens(c), limits: l,
+	return &client{cfg: c, http: resty.NewWithClient(&http.Client{Transport: httpenv.Transport()}).SetTimeout(60 * time.Second),
+		tokens: newTokens(c, &http.Client{Transport: httpenv.Transport(), Timeout: 60 * time.Second}), limits: l,
 		files: &http.Client{Transport: tr}}
 }
 

@@ -1,16 +1,21 @@
 // Package s3client builds an aws-sdk-go-v2 S3 client that works with AWS and with
 // S3-compatible servers (MinIO, versitygw, R2, gofakes3): a base endpoint, path-style
-// addressing, and checksums only when required (such servers refuse the SDK's default CRCs).
+// addressing, checksums only when required (such servers refuse the SDK's default CRCs), and
+// the proxy of the environment.
 package s3client
 
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/transcript-bridge/bridge/internal/httpenv"
 )
 
 // Options reach a bucket.
@@ -27,7 +32,10 @@ type Options struct {
 
 // New returns the client. It fails when the AWS configuration cannot be loaded.
 func New(ctx context.Context, o Options) (*s3.Client, error) {
-	var loads []func(*awsconfig.LoadOptions) error
+	// Every call honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY as they are now.
+	proxy := httpenv.Proxy()
+	loads := []func(*awsconfig.LoadOptions) error{awsconfig.WithHTTPClient(awshttp.NewBuildableClient().
+		WithTransportOptions(func(t *http.Transport) { t.Proxy = proxy }))}
 	if o.Region != "" {
 		loads = append(loads, awsconfig.WithRegion(o.Region))
 	}
