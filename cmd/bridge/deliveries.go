@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
@@ -120,10 +121,7 @@ func newDeliveriesCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
-			v := deliveryDetailView{deliveryView: newDeliveryView(d), Data: rawObject(d.Data), History: make([]attemptView, 0, len(attempts))}
-			for _, a := range attempts {
-				v.History = append(v.History, attemptView{At: utc(a.At), Status: a.Status, LatencyMS: a.Latency, Response: a.Response, Error: a.Error})
-			}
+			v := newDeliveryDetailView(d, attempts)
 			return printOutput(cmd.OutOrStdout(), showFormat, v, v.table)
 		},
 	}
@@ -216,10 +214,10 @@ type deliveryView struct {
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
-// newDeliveryView is d as printed.
+// newDeliveryView is d as printed; its error text goes through api.Redact.
 func newDeliveryView(d *relay.Delivery) deliveryView {
 	v := deliveryView{ID: d.ID, Endpoint: d.Endpoint, Type: d.Type, Status: d.Status, Attempts: d.Attempts,
-		LastStatus: d.LastStatus, LastError: d.LastError, WebhookID: d.WebhookID, EventID: d.EventID, JobID: d.JobID,
+		LastStatus: d.LastStatus, LastError: api.Redact(d.LastError), WebhookID: d.WebhookID, EventID: d.EventID, JobID: d.JobID,
 		TranscriptionID: d.TranscriptionID, EventAt: utc(d.EventAt), CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt)}
 	if d.Status == relay.StatusPending {
 		v.NextAttemptAt = utc(d.NextAttemptAt)
@@ -238,6 +236,18 @@ type deliveryDetailView struct {
 	History []attemptView `json:"history"`
 }
 
+// newDeliveryDetailView is d with its attempts as printed; the event data and the attempts'
+// text go through api.Redact.
+func newDeliveryDetailView(d *relay.Delivery, attempts []relay.Attempt) deliveryDetailView {
+	v := deliveryDetailView{deliveryView: newDeliveryView(d), Data: rawObject([]byte(api.Redact(string(d.Data)))),
+		History: make([]attemptView, 0, len(attempts))}
+	for _, a := range attempts {
+		v.History = append(v.History, attemptView{At: utc(a.At), Status: a.Status, LatencyMS: a.Latency,
+			Response: api.Redact(a.Response), Error: api.Redact(a.Error)})
+	}
+	return v
+}
+
 // attemptView is one attempt of a delivery.
 type attemptView struct {
 	// At is when the attempt started.
@@ -246,7 +256,7 @@ type attemptView struct {
 	Status int `json:"status"`
 	// LatencyMS is how long the answer took, in milliseconds.
 	LatencyMS float64 `json:"latency_ms"`
-	// Response is the start of the answer's body.
+	// Response is the start of the answer's body (anything secret-looking redacted).
 	Response string `json:"response,omitempty"`
 	// Error is why the attempt failed, when it did.
 	Error string `json:"error,omitempty"`

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge/export"
 )
 
@@ -172,6 +173,6 @@ type exportRunView struct {
 // newExportRunView is r as printed at now.
 func newExportRunView(r export.Run, now time.Time) exportRunView {
 	return exportRunView{Export: r.Export, Tick: utc(r.Tick), Status: r.State(now), From: utc(r.From), Until: utc(r.Until),
-		Location: r.Location, Listed: r.Listed, Exported: r.Exported, Skipped: r.Skipped, Error: r.Error,
+		Location: r.Location, Listed: r.Listed, Exported: r.Exported, Skipped: r.Skipped, Error: api.Redact(r.Error),
 		StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt), LeaseUntil: utc(r.LeaseUntil)}
 }

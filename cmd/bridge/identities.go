@@ -359,7 +359,7 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool, fo
 		v := reassignView{TranscriptionID: j.TranscriptionID, JobID: j.ID, ItemID: j.ItemID, Author: want, UpstreamAuthor: then, Action: reassignWould}
 		if doIt {
 			if _, err := client.Assign(ctx, j.TranscriptionID, want); err != nil {
-				v.Action, v.Error, failed = reassignFailed, err.Error(), failed+1
+				v.Action, v.Error, failed = reassignFailed, api.Redact(err.Error()), failed+1
 			} else {
 				from := j.State
 				j.Author, j.UpdatedAt = want, time.Now().UTC()

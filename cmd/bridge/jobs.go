@@ -92,7 +92,7 @@ func newJobsCmd() *cobra.Command {
 			}
 			v := jobDetailView{jobView: newJobView(j), History: make([]changeView, 0, len(h))}
 			for _, c := range h {
-				v.History = append(v.History, changeView{At: utc(c.At), From: string(c.From), To: string(c.To), Reason: c.Reason})
+				v.History = append(v.History, changeView{At: utc(c.At), From: string(c.From), To: string(c.To), Reason: api.Redact(c.Reason)})
 			}
 			return printOutput(cmd.OutOrStdout(), showFormat, v, v.table)
 		},
@@ -214,11 +214,12 @@ func newOwnerView(o *bridge.Owner) *ownerView {
 }
 
 // newJobView is j as printed. The source's own fields (S3 user metadata, Zoom download URLs)
-// are left out: they are the source's business and may hold what should not be shown.
+// are left out: they are the source's business and may hold what should not be shown; free
+// text (reasons) goes through api.Redact.
 func newJobView(j *bridge.Job) jobView {
 	return jobView{ID: j.ID, Source: j.Source, ItemID: j.ItemID, Version: j.Version, Name: j.Name, Size: j.Size,
 		ModTime: utc(j.ModTime), Link: j.Link, SourceExternalID: j.SourceExternalID, Owner: newOwnerView(j.Owner),
-		State: string(j.State), Reason: j.Reason, Author: j.Author, ExternalID: j.ExternalID, Metadata: rawObject(j.Metadata),
+		State: string(j.State), Reason: api.Redact(j.Reason), Author: j.Author, ExternalID: j.ExternalID, Metadata: rawObject(j.Metadata),
 		IdempotencyKey: j.IdempotencyKey, Attempts: j.Attempts, AttemptAt: utc(j.AttemptAt), TranscriptionID: j.TranscriptionID,
 		RequiredMinutes: j.RequiredMinutes, NextAt: utc(j.NextAt), CreatedAt: utc(j.CreatedAt), UpdatedAt: utc(j.UpdatedAt)}
 }

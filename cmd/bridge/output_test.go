@@ -18,6 +18,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/export"
+	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/sandbox"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
@@ -129,6 +132,36 @@ func normalize(v any) any {
 		return float64(x)
 	}
 	return v
+}
+
+// TestViewsRedact: free text that reached the store (errors, a receiver's answer, event data)
+// is printed without anything secret-looking.
+func TestViewsRedact(t *testing.T) {
+	const tok = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+	d := &relay.Delivery{ID: "d1", Status: relay.StatusDead, LastError: "receiver said: Authorization: Bearer abc.def",
+		Data: json.RawMessage(`{"source":{"link":"https://zoom.test/rec?x=1"},"download_token":"` + tok + `"}`)}
+	tests := []struct {
+		name string
+		view any
+	}{
+		{"job", newJobView(&bridge.Job{ID: "j1", State: bridge.StateFailed, Reason: "download refused: access_token=s3cr3t"})},
+		{"delivery", newDeliveryDetailView(d, []relay.Attempt{{Status: 401, Response: `{"echo":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`}})},
+		{"export run", newExportRunView(export.Run{Export: "nightly", Error: "s3: mk_live_abcdef rejected"}, time.Now())},
+	}
+	for _, tc := range tests {
+		var b bytes.Buffer
+		if err := printOutput(&b, formatJSON, tc.view, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"abc.def", "s3cr3t", tok, "MfKQ9r8", "abcdef"} {
+			if strings.Contains(b.String(), secret) {
+				t.Errorf("%s view prints %q:\n%s", tc.name, secret, b.String())
+			}
+		}
+		if !json.Valid(b.Bytes()) {
+			t.Errorf("%s view is not valid JSON after redaction:\n%s", tc.name, b.String())
+		}
+	}
 }
 
 func TestPrintOutputUnknownFormat(t *testing.T) {

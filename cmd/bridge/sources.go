@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/mapping"
@@ -94,7 +95,7 @@ func newSourcesCmd() *cobra.Command {
 				v := recordingView{ItemID: r.ItemID, Version: r.Version, Name: r.Name, Size: r.Size, ModTime: utc(r.ModTime),
 					Link: r.Link, Owner: newOwnerView(r.Owner)}
 				if mapped, err := m.Map(cmd.Context(), &bridge.Job{ID: "dry-run", Recording: r}); err != nil {
-					v.SkipReason = err.Error()
+					v.SkipReason = api.Redact(err.Error())
 				} else {
 					v.ExternalID = mapped.ExternalID
 				}
