@@ -57,10 +57,8 @@ func addOutputFlag(cmd *cobra.Command, format *string, def string) {
 // checkOneOf is the usage error (exit 2) for a flag whose value is not among allowed, naming
 // them; nil when it is.
 func checkOneOf(flag, value string, allowed []string) error {
-	for _, a := range allowed {
-		if value == a {
-			return nil
-		}
+	if slices.Contains(allowed, value) {
+		return nil
 	}
 	return usageError("%s %q: not one of %s", flag, value, strings.Join(allowed, ", "))
 }
