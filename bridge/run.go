@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -11,6 +12,21 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 )
+
+// CronLogger makes l robfig/cron's logger, instead of its default that prints to stdout past
+// the log level, format and redaction: a panic recovered in a scheduled job is logged at ERROR
+// with its stack, a run skipped because the previous one still runs at DEBUG.
+func CronLogger(l *slog.Logger) cron.Logger { return cronLogger{l} }
+
+type cronLogger struct{ l *slog.Logger }
+
+func (c cronLogger) Info(msg string, keysAndValues ...any) {
+	c.l.Debug("cron: "+msg, keysAndValues...)
+}
+
+func (c cronLogger) Error(err error, msg string, keysAndValues ...any) {
+	c.l.Error("cron: "+msg, append(keysAndValues, "err", err)...)
+}
 
 // RunOptions configure Run.
 type RunOptions struct {
@@ -59,7 +75,8 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 	var uploads sync.WaitGroup
 	defer uploads.Wait()
 	if !o.Once {
-		c := cron.New(cron.WithChain(cron.Recover(cron.DefaultLogger), cron.SkipIfStillRunning(cron.DefaultLogger)))
+		cl := CronLogger(p.log())
+		c := cron.New(cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
 		for name, spec := range o.Schedules {
 			if _, err := c.AddFunc(spec, func() { p.scanLogged(ctx, name) }); err != nil {
 				return fmt.Errorf("source %s: schedule %q: %w", name, spec, err)

@@ -168,7 +168,8 @@ func (e *Exporter) CatchUp(ctx context.Context, exports []*Config) error {
 // Schedule runs each export on its schedule (robfig/cron with Recover and SkipIfStillRunning)
 // until the returned stop is called.
 func (e *Exporter) Schedule(ctx context.Context, exports []*Config) (stop func(), err error) {
-	cr := cron.New(cron.WithChain(cron.Recover(cron.DefaultLogger), cron.SkipIfStillRunning(cron.DefaultLogger)))
+	cl := bridge.CronLogger(e.log())
+	cr := cron.New(cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
 	for _, c := range exports {
 		if _, err := cr.AddFunc(c.Schedule, func() {
 			tick := e.now().Truncate(time.Minute) // cron fires on the minute

@@ -108,6 +108,9 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			return usageError("sources[%d].%v", i, err)
 		}
 		needMembers = needMembers || slices.Contains(s.Mapping.Rules, mapping.RuleIdentity) || slices.Contains(s.Mapping.Rules, mapping.RuleEmail)
+		if l, ok := src.(interface{ SetLogger(*slog.Logger) }); ok { // the source's own warnings
+			l.SetLogger(log)
+		}
 		if ps, ok := src.(connectors.Pusher); ok {
 			pushers[s.Name] = ps
 		}
@@ -162,7 +165,8 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		}()
 	}
 	if !once {
-		syncs := cron.New(cron.WithChain(cron.Recover(cron.DefaultLogger), cron.SkipIfStillRunning(cron.DefaultLogger)))
+		cl := bridge.CronLogger(log)
+		syncs := cron.New(cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
 		for _, s := range cfg.Sources {
 			if s.Mapping.Sync == "" {
 				continue

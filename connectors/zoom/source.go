@@ -59,6 +59,9 @@ func New(cfg Config) (*Source, error) {
 	return &Source{cfg: cfg, api: newClient(cfg), dlTokens: map[string]dlToken{}}, nil
 }
 
+// SetLogger sets where the source's warnings go (the bridge's logger).
+func (s *Source) SetLogger(l *slog.Logger) { s.Log = l }
+
 func (s *Source) log(msg, item string, err error) {
 	if s.Log != nil {
 		s.Log.Warn(msg, "item", item, "err", err)
