@@ -133,3 +133,30 @@ func TestReportRequestAtOneMoment(t *testing.T) {
 		t.Errorf("transcription after the request = %v with reports %v, want failed with nothing waiting", rec["status"], rec["prompt_results"])
 	}
 }
+
+func TestDeleteFillsTheFreedSlotAtOnce(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.TimeScale = 1 })
+	// With the processor stopped, only the requests themselves move state: what a client sees
+	// right after its DELETE is what that DELETE committed.
+	h.srv.stop()
+	<-h.srv.done
+	step := func() {
+		if _, err := h.srv.advance(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Tight processes one file at a time.
+	setBalance(t, h, tightWSID, 100)
+	first := h.mustUpload(tightKey, "0.wav", "", wav(2, 0, 1), nil)
+	step()
+	next := h.mustUpload(tightKey, "1.wav", "", wav(2, 0, 2), nil)
+	if got := h.record(tightKey, first)["status"]; got != "processing" {
+		t.Fatalf("first file = %v, want processing", got)
+	}
+	if r := h.do(req{method: "DELETE", path: "/transcriptions/" + first, key: tightKey}); r.status != 204 {
+		t.Fatalf("DELETE = %d %s", r.status, r.body)
+	}
+	if got := h.record(tightKey, next)["status"]; got != "processing" {
+		t.Errorf("next file right after DELETE of the processing one = %v, want processing (the slot is free)", got)
+	}
+}

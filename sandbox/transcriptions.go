@@ -243,6 +243,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var media string
+	var remove []string
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		// Re-read inside the transaction: the processor may have moved it on.
 		t, err := loadRecord(ctx, tx, p.workspaceID, t.ID)
@@ -258,15 +259,22 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM reports WHERE transcription_id = ?`, t.ID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM transcriptions WHERE id = ?`, t.ID)
+		if _, err = tx.ExecContext(ctx, `DELETE FROM transcriptions WHERE id = ?`, t.ID); err != nil {
+			return err
+		}
+		// The slot it held goes to the next queued file in the same transaction, so no reader
+		// sees a free slot with files still waiting (queue caps count queued files).
+		remove, err = s.startTranscriptions(ctx, tx, s.now())
 		return err
 	})
 	if err != nil {
 		internalError(w, r, err)
 		return
 	}
-	if media != "" {
-		os.Remove(media)
+	for _, path := range append(remove, media) {
+		if path != "" {
+			os.Remove(path)
+		}
 	}
 	s.wake()
 	w.WriteHeader(http.StatusNoContent)
