@@ -16,9 +16,9 @@ import (
 // stepAtRecordRead makes the processor take one step, with the clock a minute on so that what
 // is processing is due, the first time a request has read a transcription's row: the moment a
 // reader that reads in several steps sees the state change under it. A reader that reads at
-// one moment keeps the step out until it is done, so the hook gives up waiting after 500 ms.
-// The returned func removes the hook and waits for the step.
-func stepAtRecordRead(t *testing.T, h *harness) (finish func()) {
+// one moment keeps the step out until it is done, so the hook waits for the step at most
+// wait. The returned func removes the hook and waits for the step.
+func stepAtRecordRead(t *testing.T, h *harness, wait time.Duration) (finish func()) {
 	t.Helper()
 	var once sync.Once
 	var fired atomic.Bool
@@ -35,7 +35,7 @@ func stepAtRecordRead(t *testing.T, h *harness) (finish func()) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(500 * time.Millisecond):
+			case <-time.After(wait):
 			}
 		})
 	}
@@ -108,7 +108,7 @@ func TestRecordAndReportsReadAtOneMoment(t *testing.T) {
 	for i, tc := range tests {
 		id := h.mustUpload(ownerKey, "a.wav", "reports=summary", wav(2, 0, uint64(i)), nil)
 		waitStatus(t, h, id, "processing")
-		finish := stepAtRecordRead(t, h)
+		finish := stepAtRecordRead(t, h, 500*time.Millisecond)
 		rec := tc.fetch(id)
 		finish()
 		if bad := oneMoment(rec); bad != "" {
@@ -122,7 +122,8 @@ func TestReportRequestAtOneMoment(t *testing.T) {
 	// A file that fails when its processing ends; it ends while the report request is handled.
 	id := h.mustUpload(ownerKey, "bad.mp3", "", make([]byte, 2000), nil)
 	waitStatus(t, h, id, "processing")
-	finish := stepAtRecordRead(t, h)
+	// The request reads the row before its transaction: the step always gets in there.
+	finish := stepAtRecordRead(t, h, 10*time.Second)
 	r := requestReports(h, ownerKey, id, "summary")
 	finish()
 	if r.status != 409 || r.code() != "transcription_failed" {
