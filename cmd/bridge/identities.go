@@ -120,8 +120,21 @@ func syncIdentities(ctx context.Context, cfg *Config, name string, client *api.C
 			counts[a.Kind]++
 		}
 	}
-	log.Info("identity sync", "source", name, "outcomes", counts, "err", err)
+	level := slog.LevelInfo
+	for outcome := range counts {
+		if outcome != "created" && outcome != "unchanged" && outcome != mapping.ActUnmatched {
+			level = slog.LevelWarn // conflicts, invalid ids, members who left: someone should look
+		}
+	}
+	if err != nil {
+		level = slog.LevelError
+	}
+	log.Log(ctx, level, "identity sync", "source", name, "outcomes", counts, "err", err)
 	if counts["created"] > 0 {
+		// Other processes on this store (and this one's other sources) hear of it too.
+		if _, err := store.NoteMappingChange(ctx, fmt.Sprintf("mapping.sync --source %s: %d created", name, counts["created"]), time.Now()); err != nil {
+			log.Error("identity sync: note the mapping change", "source", name, "err", err)
+		}
 		if err := p.RemapHeld(ctx, name); err != nil {
 			log.Error("identity sync: remap held jobs", "source", name, "err", err)
 		}
