@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // readmeCommand is one `bridge …` command shown in the README, with where it stands.
@@ -133,7 +136,11 @@ func TestREADMECommands(t *testing.T) {
 			err = errUnknown(rest[0])
 		}
 		if err == nil {
-			err = cmd.ParseFlags(rest)
+			cmd.InitDefaultHelpFlag()
+			root.InitDefaultVersionFlag()
+			if err = cmd.ParseFlags(rest); errors.Is(err, pflag.ErrHelp) {
+				continue // --help is every command's
+			}
 		}
 		if err == nil && cmd.Args != nil && cmd.Runnable() {
 			err = cmd.ValidateArgs(cmd.Flags().Args())
