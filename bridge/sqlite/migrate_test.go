@@ -50,8 +50,37 @@ func TestHelperProcessOpen(t *testing.T) {
 // database file all open it; the schema is the one a single process creates, in WAL mode, and
 // every migration is recorded exactly once.
 func TestConcurrentProcessesOpenAFreshFile(t *testing.T) {
-	const procs = 4
 	path := filepath.Join(t.TempDir(), "bridge.db")
+	if !openAtOnce(t, path, 4) {
+		return
+	}
+
+	// The same schema as a single process creates.
+	single := filepath.Join(t.TempDir(), "single.db")
+	s, err := sqlite.Open(context.Background(), single)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if got, want := schemaOf(t, path), schemaOf(t, single); !reflect.DeepEqual(got, want) {
+		t.Errorf("schema after concurrent opens:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	db := rawDB(t, path)
+	var mode string
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q (%v), want wal", mode, err)
+	}
+	if got, want := versionsOf(t, path), allVersionsOnce(); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s = %v, want every migration once: %v", versionTable, got, want)
+	}
+}
+
+// openAtOnce starts procs processes (the test binary again, see TestHelperProcessOpen) that all
+// open the file at path at the same moment, and reports whether every one succeeded (each one
+// that did not is a test error).
+func openAtOnce(t *testing.T, path string, procs int) bool {
+	t.Helper()
 	type proc struct {
 		cmd    *exec.Cmd
 		stdin  io.WriteCloser
@@ -85,75 +114,67 @@ func TestConcurrentProcessesOpenAFreshFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	ok := true
 	for i, p := range ps {
 		if err := p.cmd.Wait(); err != nil {
-			t.Errorf("process %d of %d opening a fresh file: %v: %s", i+1, procs, err, strings.TrimSpace(p.stderr.String()))
+			t.Errorf("process %d of %d opening %s: %v: %s", i+1, procs, filepath.Base(path), err, strings.TrimSpace(p.stderr.String()))
+			ok = false
 		}
 	}
-	if t.Failed() {
-		return
-	}
-
-	// The same schema as a single process creates.
-	single := filepath.Join(t.TempDir(), "single.db")
-	s, err := sqlite.Open(context.Background(), single)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if got, want := schemaOf(t, path), schemaOf(t, single); !reflect.DeepEqual(got, want) {
-		t.Errorf("schema after %d concurrent opens:\n%s\nwant:\n%s", procs, strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-
-	db := rawDB(t, path)
-	var mode string
-	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
-		t.Errorf("journal_mode = %q (%v), want wal", mode, err)
-	}
-	got, want := versionsOf(t, path), versionsOf(t, single)
-	if len(want) == 0 || !reflect.DeepEqual(got, want) {
-		t.Errorf("schema_migrations = %v, want every migration once: %v", got, want)
-	}
+	return ok
 }
 
 // TestMigrateRecordsEachVersionOnce: opening a migrated file again applies nothing (every
-// migration keeps the time it was first applied).
+// migration keeps the row and the time it was first recorded with).
 func TestMigrateRecordsEachVersionOnce(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "bridge.db")
-	applied := func() map[int]int64 {
+	applied := func() []string {
 		t.Helper()
 		s, err := sqlite.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
-		rows, err := rawDB(t, path).Query(`SELECT version, applied_at FROM schema_migrations`)
+		rows, err := rawDB(t, path).Query(`SELECT id, version_id, is_applied, tstamp FROM ` + versionTable + ` ORDER BY id`)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer rows.Close()
-		out := map[int]int64{}
+		var out []string
 		for rows.Next() {
-			var v int
-			var at int64
-			if err := rows.Scan(&v, &at); err != nil {
+			var id, v, ok int
+			var at string
+			if err := rows.Scan(&id, &v, &ok, &at); err != nil {
 				t.Fatal(err)
 			}
-			out[v] = at
+			out = append(out, fmt.Sprint(id, v, ok, at))
 		}
 		return out
 	}
 	first := applied()
-	if again := applied(); len(first) == 0 || !reflect.DeepEqual(first, again) {
+	if again := applied(); len(first) != len(allVersionsOnce()) || !reflect.DeepEqual(first, again) {
 		t.Errorf("migrations after reopening = %v, want %v unchanged", again, first)
 	}
+}
+
+// versionTable is goose's table of applied migrations.
+const versionTable = "goose_db_version"
+
+// allVersionsOnce is what versionsOf returns for a database with every embedded migration applied
+// once: goose's version 0, then 1 to sqlite.SchemaVersion().
+func allVersionsOnce() []string {
+	var out []string
+	for v := 0; v <= sqlite.SchemaVersion(); v++ {
+		out = append(out, fmt.Sprintf("%d×1", v))
+	}
+	return out
 }
 
 // versionsOf lists the migrations recorded in the file at path, each as "version×times".
 func versionsOf(t *testing.T, path string) []string {
 	t.Helper()
-	rows, err := rawDB(t, path).Query(`SELECT version, COUNT(*) FROM schema_migrations GROUP BY version ORDER BY version`)
+	rows, err := rawDB(t, path).Query(`SELECT version_id, COUNT(*) FROM ` + versionTable + ` WHERE is_applied GROUP BY version_id ORDER BY version_id`)
 	if err != nil {
 		t.Fatal(err)
 	}

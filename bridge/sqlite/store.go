@@ -1,19 +1,16 @@
 // Package sqlite is the embedded default Store of the bridge: one SQLite file (go-sqlite3) in WAL
-// mode with a busy timeout, one writer connection, and embedded, numbered migrations applied in one
-// transaction under the write lock, so that processes opening the same new file do not collide.
+// mode with a busy timeout, one writer connection, and embedded goose migrations (migrate.go) that
+// processes opening the same new file at once apply exactly once, without colliding.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -23,11 +20,7 @@ import (
 	"github.com/mattn/go-sqlite3" // the SQLite driver, and its error codes
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // Store is the SQLite Store.
 type Store struct {
@@ -104,97 +97,6 @@ func (s *Store) wal(ctx context.Context) error {
 func isBusy(err error) bool {
 	var e sqlite3.Error
 	return errors.As(err, &e) && (e.Code == sqlite3.ErrBusy || e.Code == sqlite3.ErrLocked)
-}
-
-// migration is one embedded migrations/NNNN_name.sql file.
-type migration struct {
-	version int
-	name    string
-	body    string
-}
-
-// embedded lists the embedded migrations in version order. It fails on a file whose name
-// does not start with its number, or on two files with one number.
-func embedded() ([]migration, error) {
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return nil, fmt.Errorf("list migrations: %w", err)
-	}
-	out := make([]migration, 0, len(names))
-	for _, name := range names {
-		v, err := strconv.Atoi(strings.SplitN(filepath.Base(name), "_", 2)[0])
-		if err != nil {
-			return nil, fmt.Errorf("migration %s: name must start with its number", name)
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("migration %s: %w", name, err)
-		}
-		out = append(out, migration{version: v, name: name, body: string(body)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i := 1; i < len(out); i++ {
-		if out[i].version == out[i-1].version {
-			return nil, fmt.Errorf("migrations %s and %s have the same number", out[i-1].name, out[i].name)
-		}
-	}
-	return out, nil
-}
-
-// migrate brings the schema up to date in one transaction that holds SQLite's write lock
-// (BEGIN IMMEDIATE, from the DSN's _txlock) from reading schema_migrations to recording the last
-// migration applied: the event bus tables, then every pending migration in order. Another
-// process opening the same file meanwhile waits for the lock (busy timeout) and then finds
-// nothing to do; a failed migration leaves the schema as it was. Migrations therefore run inside
-// a transaction and must not need to run outside one (VACUUM, PRAGMA foreign_keys).
-func (s *Store) migrate(ctx context.Context) error {
-	all, err := embedded()
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-			return err
-		}
-		for _, topic := range []string{bridge.EventsTopic, bridge.EventsPoisonTopic} {
-			if err := bus.InitializeSchema(ctx, tx, topic); err != nil {
-				return err
-			}
-		}
-		applied := map[int]bool{}
-		rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
-		if err != nil {
-			return fmt.Errorf("applied migrations: %w", err)
-		}
-		for rows.Next() {
-			var v int
-			if err := rows.Scan(&v); err != nil {
-				rows.Close()
-				return fmt.Errorf("applied migrations: %w", err)
-			}
-			applied[v] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("applied migrations: %w", err)
-		}
-		for _, m := range all {
-			if applied[m.version] {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, m.body); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, m.version, time.Now().UnixNano()); err != nil {
-				return fmt.Errorf("migration %s: record: %w", m.name, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {

@@ -109,7 +109,7 @@ func TestUpgradePublishesPendingEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{ // the state a pre-bus installation leaves
-		`DELETE FROM schema_migrations WHERE version = 3`,
+		`DELETE FROM goose_db_version WHERE version_id = 3`,
 		`INSERT INTO outbox (type, job_id, transcription_id, data, created_at) VALUES ('recording.skipped', 'j1', '', '{}', 1), ('transcription.uploaded', 'j2', 't2', '{}', 2)`,
 		`INSERT INTO outbox (type, job_id, transcription_id, data, created_at, delivered_at) VALUES ('transcription.uploaded', 'j3', 't3', '{}', 3, 4)`,
 	} {

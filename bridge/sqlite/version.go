@@ -1,12 +1,13 @@
 package sqlite
 
 // SchemaVersion returns the number of the newest migration embedded in this binary: the schema
-// version a database has once Open has migrated it. It returns 0 when the embedded migrations
-// cannot be read (a build defect that Open reports too).
+// version a database has once Open has migrated it (see also Store.SchemaVersion, the version a
+// database has). It returns 0 when the embedded migrations cannot be read (a build defect that
+// Open reports too).
 func SchemaVersion() int {
-	ms, err := embedded()
-	if err != nil || len(ms) == 0 {
+	vs, err := embedded()
+	if err != nil || len(vs) == 0 {
 		return 0
 	}
-	return ms[len(ms)-1].version
+	return int(vs[len(vs)-1])
 }

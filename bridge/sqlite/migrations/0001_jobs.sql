@@ -1,3 +1,4 @@
+-- +goose Up
 CREATE TABLE jobs (
     id               TEXT PRIMARY KEY,
     source           TEXT NOT NULL,
@@ -53,3 +54,10 @@ CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+
+-- +goose Down
+DROP TABLE meta;
+DROP TABLE outbox;
+DROP TABLE cursors;
+DROP TABLE job_history;
+DROP TABLE jobs;

@@ -1,3 +1,4 @@
+-- +goose Up
 -- Webhook deliveries: one per event and endpoint, scheduled here (next_attempt_at, leases).
 CREATE TABLE deliveries (
     id               TEXT PRIMARY KEY,
@@ -38,3 +39,8 @@ CREATE TABLE endpoint_state (
     disabled_at INTEGER NOT NULL,
     reason      TEXT NOT NULL
 );
+
+-- +goose Down
+DROP TABLE endpoint_state;
+DROP TABLE delivery_attempts;
+DROP TABLE deliveries;

@@ -1,3 +1,4 @@
+-- +goose Up
 -- Scheduled exports: one row per (export, tick), claimed with a lease; checkpoints per export.
 CREATE TABLE export_runs (
     export      TEXT NOT NULL,
@@ -31,3 +32,9 @@ CREATE TABLE export_items (
     tick             INTEGER NOT NULL,
     PRIMARY KEY (export, transcription_id)
 );
+
+-- +goose Down
+DROP TABLE export_items;
+DROP INDEX jobs_transcription;
+DROP TABLE export_checkpoints;
+DROP TABLE export_runs;

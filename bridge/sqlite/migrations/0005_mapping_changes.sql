@@ -1,3 +1,4 @@
+-- +goose Up
 -- The mapping generation: moved on by every process that changes who owns what (identities
 -- apply, jobs release) and polled by bridge run, which then maps its held jobs again.
 CREATE TABLE mapping_changes (
@@ -7,3 +8,6 @@ CREATE TABLE mapping_changes (
     changed_at INTEGER NOT NULL
 );
 INSERT INTO mapping_changes (id, generation, reason, changed_at) VALUES (1, 0, '', 0);
+
+-- +goose Down
+DROP TABLE mapping_changes;
