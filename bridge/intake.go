@@ -12,6 +12,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/internal/media"
+	"github.com/transcript-bridge/bridge/mapping"
 )
 
 // Scan lists a source from its stored cursor and stores a job per new recording, moving the
@@ -73,12 +74,12 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			}
 			continue
 		}
-		res, err := sc.Mapper.Map(ctx, j)
+		res, err := sc.Mapper.Map(ctx, mapping.Input{Recording: j.Recording, JobID: j.ID, Author: j.Author})
 		switch {
-		case errors.Is(err, ErrNotReady):
+		case errors.Is(err, mapping.ErrNotReady):
 			p.log().Warn("mapping waits", "job", j.ID, "err", err)
 			continue
-		case errors.Is(err, ErrUnmapped):
+		case errors.Is(err, mapping.ErrUnmapped):
 			reason := unmappedReason(err)
 			if from == StateHeld && j.Reason == reason {
 				j.NextAt, j.UpdatedAt = p.now().Add(remapInterval), p.now() // still no match: look again later, quietly
@@ -109,8 +110,9 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 // ReasonUnmapped begins the reason of a job held because no member matches its owner.
 const ReasonUnmapped = "unmapped"
 
-// unmappedReason is the held reason for a mapper's ErrUnmapped error: "unmapped: <why>", once
-// (the error's own text already begins so when it wraps ErrUnmapped first).
+// unmappedReason is the held reason for a mapper's mapping.ErrUnmapped error:
+// "unmapped: <why>", once (the error's own text already begins so when it wraps
+// mapping.ErrUnmapped first).
 func unmappedReason(err error) string {
 	if msg := err.Error(); strings.HasPrefix(msg, ReasonUnmapped+":") {
 		return msg

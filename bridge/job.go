@@ -1,12 +1,15 @@
-// Package bridge is the domain of Transcript Bridge: recordings found by connectors, the job that
-// carries each one to a finished transcript exactly once, the events other systems hear about,
-// the Store that keeps them, and the services of the pipeline (intake, mapper, uploader, tracker,
-// reporter). Subpackages implement the Store on a database.
+// Package bridge is the domain of Transcript Bridge: the job that carries each recording a
+// source found (connectors.Recording) to a finished transcript exactly once, the events other
+// systems hear about, the Store that keeps them, and the services of the pipeline (intake,
+// mapper, uploader, tracker, reporter). Data flows down into it: connectors → mapping → bridge.
+// Subpackages implement the Store on a database.
 package bridge
 
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // State is where a job stands. The main line is discovered → ready → uploading → queued →
@@ -60,52 +63,22 @@ func (s State) Valid() bool {
 	return false
 }
 
-// Recording is what a connector found: one version of one item of a source.
-type Recording struct {
-	// Source is the configured source name.
-	Source string `json:"source"`
-	// ItemID identifies the item within the source (a path, a file id, a meeting id).
-	ItemID string `json:"item_id"`
-	// Version changes whenever the content may have changed (size and mtime, an etag, a
-	// revision); each version is its own job.
-	Version string `json:"version"`
-	// Name is the file name sent to the service (its extension decides the format).
-	Name string `json:"name"`
-	// Size is the byte count; 0 when the source does not know it before download.
-	Size int64 `json:"size"`
-	// ModTime is when the item last changed at the source.
-	ModTime time.Time `json:"mod_time"`
-	// Link points people to the item at its source, when there is one.
-	Link string `json:"link,omitempty"`
-	// Owner identifies the external user who owns the item, for author mapping.
-	Owner *Owner `json:"owner,omitempty"`
-	// SourceExternalID is the source's own external id for the item
-	// ("s3:<bucket>/<key>@<etag>", "gdrive:<file id>"); the mapping sends it as X-External-Id
-	// unless a template says otherwise.
-	SourceExternalID string `json:"source_external_id,omitempty"`
-	// Fields are the source's own fields (S3 x-amz-meta-*, Drive properties), for templates as
-	// {{.Fields.name}}.
-	Fields map[string]string `json:"fields,omitempty"`
-	// Metadata is what the source proposes for X-Metadata (Zoom: topic, meeting id, start time,
-	// duration, host); the source's metadata templates add to it and win on a clash.
-	Metadata map[string]string `json:"metadata,omitempty"`
-}
+// Recording is what a source found: one version of one item. The source owns it (it is
+// connectors.Recording, defined there); the domain names it so the store contract and the store
+// packages speak of recordings without importing connectors.
+type Recording = connectors.Recording
 
-// Owner is the external user a recording belongs to at its source.
-type Owner struct {
-	// Provider is the identity provider (zoom, gdrive, ...).
-	Provider string `json:"provider"`
-	// ID is the user's id at the provider.
-	ID string `json:"id"`
-	// Email is the user's e-mail when the source gives it.
-	Email string `json:"email,omitempty"`
-}
+// Owner is what a source says about the external user a recording belongs to
+// (connectors.Owner).
+type Owner = connectors.Owner
 
 // Job carries one recording through the pipeline.
 type Job struct {
 	// ID is the job's UUID; it is sent as metadata bridge_job.
 	ID string `json:"id"`
-	Recording
+	// Recording is what the source found; its fields are the job's own in JSON (the stored
+	// recording, jobs list -o json).
+	connectors.Recording
 	State State `json:"state"`
 	// Reason says why the job is held, skipped or failed (an upstream code kept verbatim).
 	Reason string `json:"reason,omitempty"`

@@ -2,10 +2,8 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"log/slog"
 	"strings"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/connectors"
+	"github.com/transcript-bridge/bridge/mapping"
 )
 
 // API is what the pipeline needs of the transcription API; *api.Client implements it.
@@ -28,37 +28,16 @@ type API interface {
 
 var _ API = (*api.Client)(nil)
 
-// Source is what the pipeline needs of a connector (connectors.Source satisfies it).
-type Source interface {
-	List(ctx context.Context, cursor string) ([]Recording, string, error)
-	Open(ctx context.Context, r Recording) (io.ReadCloser, error)
-}
-
-// ErrNotReady is wrapped by a Mapper error that passes (the member list could not be read):
-// the job waits for the next step instead of being skipped.
-var ErrNotReady = errors.New("not ready yet")
-
-// ErrUnmapped is wrapped by a Mapper error that holds the job (no member for its owner): it
-// waits as held, with the reason, and is mapped again until a rule matches.
-var ErrUnmapped = errors.New("unmapped")
-
 // Refresher is implemented by mappers whose member list can be read again at once.
 type Refresher interface {
 	Refresh()
 }
 
-// Mapper resolves a job's upload headers; mapping.Mapper implements it. Its error is the
-// reason the job is skipped, unless it wraps ErrNotReady.
+// Mapper decides a recording's upload headers; *mapping.Mapper implements it. Its error is the
+// reason the job is skipped, unless it wraps mapping.ErrNotReady (the job waits for the next
+// step) or mapping.ErrUnmapped (the job is held until a rule matches).
 type Mapper interface {
-	// Map returns the headers, or the reason the job is skipped.
-	Map(ctx context.Context, j *Job) (Mapped, error)
-}
-
-// Mapped is what a job is uploaded with.
-type Mapped struct {
-	Author     string
-	ExternalID string
-	Metadata   json.RawMessage
+	Map(ctx context.Context, in mapping.Input) (mapping.Decision, error)
 }
 
 // UploadOptions are a source's per-upload settings.
@@ -75,7 +54,7 @@ type UploadOptions struct {
 type SourceConfig struct {
 	Name   string
 	Type   string
-	Source Source
+	Source connectors.Source
 	Mapper Mapper
 	Upload UploadOptions
 	// RetryDeadline is how long the source may keep failing in ways that may pass before a job
@@ -174,18 +153,24 @@ func moveLevel(from, to State, was, reason string) slog.Level {
 	return slog.LevelInfo
 }
 
+// outcomes are the terminal states as a source's Finisher hears them.
+var outcomes = map[State]connectors.Outcome{
+	StateDone: connectors.OutcomeDone, StateFailed: connectors.OutcomeFailed, StateSkipped: connectors.OutcomeSkipped,
+}
+
 // finish lets the source act on a job that reached a final state (move the file).
 func (p *Pipeline) finish(ctx context.Context, j *Job) {
 	sc := p.Sources[j.Source]
 	if sc == nil {
 		return
 	}
-	if f, ok := sc.Source.(interface {
-		Finish(context.Context, Recording, State) error
-	}); ok {
-		if err := f.Finish(ctx, j.Recording, j.State); err != nil {
-			p.log().Warn("finish", "job", j.ID, "item", j.ItemID, "err", err)
-		}
+	f, ok := sc.Source.(connectors.Finisher)
+	outcome, final := outcomes[j.State]
+	if !ok || !final {
+		return
+	}
+	if err := f.Finish(ctx, j.Recording, outcome); err != nil {
+		p.log().Warn("finish", "job", j.ID, "item", j.ItemID, "err", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // CronLogger makes l robfig/cron's logger, instead of its default that prints to stdout past
@@ -43,12 +44,6 @@ type RunOptions struct {
 	// Once scans every source, processes until every job is done, skipped, failed or held, and
 	// returns (for cron and tests).
 	Once bool
-}
-
-// Pending is implemented by sources that know of items not yet ready to be taken (a file still
-// being written); Run with Once waits for them.
-type Pending interface {
-	Pending() int
 }
 
 // ParseSchedule checks a cron spec (standard five fields or descriptors like "@every 10s").
@@ -134,11 +129,11 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 	}
 }
 
-// settled reports whether nothing can move: no source has items waiting to become ready, no
-// upload runs, and every job is done, skipped, failed or held.
+// settled reports whether nothing can move: no source has items waiting to become ready
+// (connectors.Pending), no upload runs, and every job is done, skipped, failed or held.
 func (p *Pipeline) settled(ctx context.Context) (bool, error) {
 	for _, sc := range p.Sources {
-		if ps, ok := sc.Source.(Pending); ok && ps.Pending() > 0 {
+		if ps, ok := sc.Source.(connectors.Pending); ok && ps.Pending() > 0 {
 			return false, nil
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/internal/failpoint"
 	"github.com/transcript-bridge/bridge/internal/media"
 )
@@ -240,7 +241,7 @@ func (p *Pipeline) send(ctx context.Context, j *Job) (*api.UploadResult, error) 
 			return nil, err
 		}
 		// A body shorter than the size is a source failure that may pass, never a short upload.
-		rc = ExactBody(rc, params.Size, fmt.Sprintf("source %s item %s", j.Source, j.ItemID))
+		rc = connectors.ExactBody(rc, params.Size, fmt.Sprintf("source %s item %s", j.Source, j.ItemID))
 		// The first bytes, read from the stream that is then sent, must be able to be media.
 		head, body, err := peek(rc, media.SniffLen)
 		if err != nil {
@@ -364,9 +365,9 @@ func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
 }
 
 // sourceTransient reports whether an upload failed on its source in a way that may pass: a
-// failure the connector marked (ErrSourceTransient), or a network failure reading it.
+// failure the connector marked (connectors.ErrTransient), or a network failure reading it.
 func sourceTransient(err error) bool {
-	return errors.Is(err, ErrSourceTransient) || errors.Is(err, api.ErrSource) && NetFailure(err)
+	return errors.Is(err, connectors.ErrTransient) || errors.Is(err, api.ErrSource) && connectors.NetFailure(err)
 }
 
 // sourceFailed handles a source failure that may pass: the job keeps its key and is tried again
@@ -378,7 +379,7 @@ func (p *Pipeline) sourceFailed(ctx context.Context, j *Job, err error) error {
 	now := p.now()
 	since, failures, announced := p.sourceFailures(ctx, j, now)
 	last := err.Error()
-	var te *TransientError
+	var te *connectors.TransientError
 	if errors.As(err, &te) {
 		last = te.Err.Error() // the source's own words, without the upload's wrapping
 	}
@@ -401,7 +402,7 @@ func (p *Pipeline) sourceFailed(ctx context.Context, j *Job, err error) error {
 		}
 		return p.move(ctx, j, StateHeld, reason, events...)
 	}
-	wait := sourceBackoff(failures, SourceRetryAfter(err))
+	wait := sourceBackoff(failures, connectors.TransientWait(err))
 	j.NextAt = now.Add(wait)
 	return p.move(ctx, j, StateUploading, fmt.Sprintf("%s in %s: %s", reasonSourceRetry, wait.Round(time.Second), last))
 }

@@ -1,6 +1,10 @@
-// Package connectors holds the Source contract that every connector implements, and a small
-// registry from which the bridge builds sources by type name. Connectors live in subpackages
-// (localdir, ...) and register themselves; connectortest is the suite they all pass.
+// Package connectors holds what a source finds (the Recording, and what it says about the
+// owner), the one Source contract every connector implements with its small optional
+// capabilities (Finisher, Pending, Checker, Backfiller, Pusher), the transient-failure marker
+// the bridge retries on, and a small registry from which the bridge builds sources by type
+// name. Connectors live in subpackages (localdir, ...) and register themselves; connectortest is
+// the suite they all pass. Nothing here imports the bridge: data flows down, connectors →
+// mapping → bridge.
 package connectors
 
 import (
@@ -13,8 +17,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/transcript-bridge/bridge/bridge"
 )
 
 // Source is where recordings come from.
@@ -22,19 +24,13 @@ type Source interface {
 	// List returns the recordings ready to be taken since cursor, and the cursor to store with
 	// them. The store deduplicates on (source, item, version), so listing an item twice is
 	// harmless; missing one is not.
-	List(ctx context.Context, cursor string) ([]bridge.Recording, string, error)
+	List(ctx context.Context, cursor string) ([]Recording, string, error)
 	// Open returns the content of a recording. It fails when the item no longer matches the
 	// recording's version (changed or gone). A failure that may pass by itself (5xx, 429, a
 	// network failure, an HTML page or a short body instead of the file) wraps
-	// bridge.ErrSourceTransient (see Transient), in Open's error or in the body's read error:
-	// the job is retried, then held. Any other failure is permanent: the job is skipped with it.
-	Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error)
-}
-
-// Transient marks err as a source failure that may pass, with the wait the source asked for
-// (0: none); nil stays nil. See bridge.ErrSourceTransient.
-func Transient(err error, retryAfter time.Duration) error {
-	return bridge.SourceTransient(err, retryAfter)
+	// ErrTransient (see Transient), in Open's error or in the body's read error: the job is
+	// retried, then held. Any other failure is permanent: the job is skipped with it.
+	Open(ctx context.Context, r Recording) (io.ReadCloser, error)
 }
 
 // TransientStatus reports whether an HTTP status of a source may pass by itself: 408, 425, 429
@@ -60,10 +56,29 @@ func RetryAfter(value string, now time.Time) time.Duration {
 	return min(max(d, 0), 24*time.Hour)
 }
 
-// Finisher is implemented by sources that act on an item once its job is final (move a file
-// to done/ or failed/). outcome is the job's final state.
+// Outcome is how a recording's job ended, as a Finisher hears it.
+type Outcome string
+
+// Outcomes.
+const (
+	// OutcomeDone: transcribed, with every requested report.
+	OutcomeDone Outcome = "done"
+	// OutcomeFailed: the service failed it or refused it for good.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeSkipped: never uploaded (filtered, too small or large, unsupported, invalid mapping).
+	OutcomeSkipped Outcome = "skipped"
+)
+
+// Finisher is implemented by sources that act on an item once its job has ended (move a file
+// to done/ or failed/, delete or trash it).
 type Finisher interface {
-	Finish(ctx context.Context, r bridge.Recording, outcome bridge.State) error
+	Finish(ctx context.Context, r Recording, outcome Outcome) error
+}
+
+// Pending is implemented by sources that know of items not yet ready to be taken (a file still
+// being written); a bridge run that stops once nothing can move waits for them.
+type Pending interface {
+	Pending() int
 }
 
 // Factory builds a source named name from its type-specific options; unknown or bad options
@@ -119,12 +134,12 @@ type Checker interface {
 // Backfiller is implemented by sources that can walk their history from a date (bridge sources
 // backfill); progress reports windows done out of total.
 type Backfiller interface {
-	Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]bridge.Recording, error)
+	Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]Recording, error)
 }
 
 // Intake stores recordings as jobs (unique on source, item and version); a pushed item is
 // acknowledged only once it returns.
-type Intake func(ctx context.Context, recs []bridge.Recording) error
+type Intake func(ctx context.Context, recs []Recording) error
 
 // Pusher is implemented by sources that also receive items pushed to the bridge's HTTP server
 // (webhooks at /hooks/<type>/<source name>).

@@ -5,14 +5,14 @@ import (
 	"io"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // sample is the recording templates are tried on at start, so a misspelt field ({{.Nmae}})
 // refuses to start rather than skipping every job.
-var sample = bridge.Recording{Source: "sample", ItemID: "team/standup.m4a", Version: "v1", Name: "standup.m4a", Size: 1 << 20,
+var sample = connectors.Recording{Source: "sample", ItemID: "team/standup.m4a", Version: "v1", Name: "standup.m4a", Size: 1 << 20,
 	ModTime: time.Date(2026, 1, 2, 9, 30, 0, 0, time.UTC), Link: "https://example.com/standup",
-	Owner: &bridge.Owner{Provider: "sample", ID: "u1", Email: "owner@example.com"}, SourceExternalID: "sample:1",
+	Owner: &connectors.Owner{Provider: "sample", ID: "u1", Email: "owner@example.com"}, SourceExternalID: "sample:1",
 	Fields: map[string]string{}, Metadata: map[string]string{}}
 
 // checkTemplates runs every template on the sample (a field the source may not give, such as

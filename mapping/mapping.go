@@ -1,6 +1,7 @@
-// Package mapping decides, for each recording, who owns it (X-Author), how downstream systems
-// find it again (X-External-Id) and what it carries (X-Metadata), and checks both headers against
-// the reference's rules before any byte is sent.
+// Package mapping decides, for each recording a source found (a connectors.Recording), who owns
+// it (X-Author), how downstream systems find it again (X-External-Id) and what it carries
+// (X-Metadata), and checks both headers against the reference's rules before any byte is sent.
+// It knows nothing of the bridge's jobs: the bridge asks with an Input and acts on the Decision.
 package mapping
 
 import (
@@ -9,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -20,7 +22,7 @@ import (
 	"text/template"
 
 	"github.com/transcript-bridge/bridge/api"
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // Reserved metadata keys, set on every upload; templates cannot override them.
@@ -151,25 +153,52 @@ func New(source, typ, instance string, r Rules) (*Mapper, error) {
 	return m, nil
 }
 
-var _ bridge.Mapper = (*Mapper)(nil)
+// ErrNotReady is wrapped by a Map error that passes (the member list could not be read): the
+// recording waits for the next try instead of being skipped.
+var ErrNotReady = errors.New("not ready yet")
+
+// ErrUnmapped is wrapped by a Map error that holds the recording (no member for its owner, and
+// otherwise is hold): it waits, with the reason, and is mapped again until a rule matches.
+var ErrUnmapped = errors.New("unmapped")
+
+// Input is what a mapping is asked about: the recording a source found, and what the bridge
+// adds to it.
+type Input struct {
+	connectors.Recording
+	// JobID is the id of the recording's job: templates see it as .JobID, and it is sent as
+	// metadata bridge_job.
+	JobID string
+	// Author is an X-Author already decided by hand (bridge jobs release); when set it is kept
+	// and the owner rules are not applied.
+	Author string
+}
+
+// Decision is what a recording is uploaded with: its owner (X-Author, empty for the key's
+// creator), X-External-Id and X-Metadata, each checked against the reference's rules.
+type Decision struct {
+	Author     string
+	ExternalID string
+	Metadata   json.RawMessage
+}
 
 // templateData is what templates see.
 type templateData struct {
-	bridge.Recording
+	connectors.Recording
 	Type  string
 	JobID string
 }
 
-// Map returns the upload headers of j. Its error is the reason the job is skipped: a template
-// that fails or a value breaking the reference's rules, never silently trimmed.
-func (m *Mapper) Map(ctx context.Context, j *bridge.Job) (bridge.Mapped, error) {
-	data := templateData{Recording: j.Recording, Type: m.typ, JobID: j.ID}
-	res := bridge.Mapped{Author: m.author}
+// Map decides the upload headers of in. Its error is the reason the recording is skipped (a
+// template that fails or a value breaking the reference's rules, never silently trimmed),
+// unless it wraps ErrNotReady (try again later) or ErrUnmapped (hold).
+func (m *Mapper) Map(ctx context.Context, in Input) (Decision, error) {
+	data := templateData{Recording: in.Recording, Type: m.typ, JobID: in.JobID}
+	res := Decision{Author: m.author}
 	switch {
-	case j.Author != "": // set by hand (bridge jobs release), kept
-		res.Author = j.Author
+	case in.Author != "": // set by hand (bridge jobs release), kept
+		res.Author = in.Author
 	case len(m.rules) > 0:
-		author, ok, err := m.resolveOwner(ctx, j.Owner)
+		author, ok, err := m.resolveOwner(ctx, in.Owner)
 		if err != nil {
 			return res, err
 		}
@@ -177,9 +206,9 @@ func (m *Mapper) Map(ctx context.Context, j *bridge.Job) (bridge.Mapped, error) 
 		case ok:
 			res.Author = author
 		case m.otherwise == OtherwiseSkip:
-			return res, fmt.Errorf("no member matches the owner %s (rules %v)", describe(j.Owner), m.rules)
+			return res, fmt.Errorf("no member matches the owner %s (rules %v)", describe(in.Owner), m.rules)
 		case m.otherwise == OtherwiseHold:
-			return res, fmt.Errorf("%w: no member matches the owner %s (rules %v)", bridge.ErrUnmapped, describe(j.Owner), m.rules)
+			return res, fmt.Errorf("%w: no member matches the owner %s (rules %v)", ErrUnmapped, describe(in.Owner), m.rules)
 		default:
 			res.Author = "" // key_owner: the key's creator
 		}
@@ -190,19 +219,19 @@ func (m *Mapper) Map(ctx context.Context, j *bridge.Job) (bridge.Mapped, error) 
 			return res, fmt.Errorf("external_id template: %w", err)
 		}
 		res.ExternalID = b.String()
-	} else if j.SourceExternalID != "" && api.ValidateExternalID(j.SourceExternalID) == nil {
-		res.ExternalID = j.SourceExternalID // the source's own (too long ones fall back below)
+	} else if in.SourceExternalID != "" && api.ValidateExternalID(in.SourceExternalID) == nil {
+		res.ExternalID = in.SourceExternalID // the source's own (too long ones fall back below)
 	} else {
-		res.ExternalID = DefaultExternalID(m.typ, m.source, j.ItemID, j.Version)
+		res.ExternalID = DefaultExternalID(m.typ, m.source, in.ItemID, in.Version)
 	}
 	if err := api.ValidateExternalID(res.ExternalID); err != nil {
 		return res, fmt.Errorf("external id %q: %w", res.ExternalID, err)
 	}
 	meta := map[string]any{}
-	for k, v := range j.Recording.Metadata {
+	for k, v := range in.Recording.Metadata {
 		meta[k] = v
 	}
-	meta[KeyJob], meta[KeyInstance] = j.ID, m.instance
+	meta[KeyJob], meta[KeyInstance] = in.JobID, m.instance
 	keys := make([]string, 0, len(m.metadata))
 	for k := range m.metadata {
 		keys = append(keys, k)
@@ -223,7 +252,7 @@ func (m *Mapper) Map(ctx context.Context, j *bridge.Job) (bridge.Mapped, error) 
 	return res, nil
 }
 
-func describe(o *bridge.Owner) string {
+func describe(o *connectors.Owner) string {
 	if o == nil {
 		return "(none given by the source)"
 	}

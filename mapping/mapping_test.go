@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
-func job(item string) *bridge.Job {
-	return &bridge.Job{ID: "job-1", Recording: bridge.Recording{Source: "inbox", ItemID: item, Version: "v1", Name: "a.wav", Size: 2048}}
+func job(item string) Input {
+	return Input{JobID: "job-1", Recording: connectors.Recording{Source: "inbox", ItemID: item, Version: "v1", Name: "a.wav", Size: 2048}}
 }
 
 func TestMap(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // Owner rules: how a recording's external owner (a Zoom host, a Drive owner) becomes X-Author.
@@ -60,7 +60,7 @@ func (m *Members) List(ctx context.Context) ([]api.Member, error) {
 	}
 	all, err := m.Dir.Members(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("members: %w: %w", bridge.ErrNotReady, err)
+		return nil, fmt.Errorf("members: %w: %w", ErrNotReady, err)
 	}
 	m.all, m.at = all, time.Now()
 	return all, nil
@@ -68,7 +68,7 @@ func (m *Members) List(ctx context.Context) ([]api.Member, error) {
 
 // resolveOwner applies the owner rules to o: the X-Author, or "" with ok false when no rule
 // matched.
-func (m *Mapper) resolveOwner(ctx context.Context, o *bridge.Owner) (string, bool, error) {
+func (m *Mapper) resolveOwner(ctx context.Context, o *connectors.Owner) (string, bool, error) {
 	var all []api.Member
 	if o != nil && m.members != nil && (slices.Contains(m.rules, RuleIdentity) || slices.Contains(m.rules, RuleEmail)) {
 		var err error
@@ -97,7 +97,7 @@ func (m *Mapper) resolveOwner(ctx context.Context, o *bridge.Owner) (string, boo
 }
 
 // matchMember applies the identity or email rule to the member list.
-func matchMember(all []api.Member, rule, provider string, o *bridge.Owner) (string, bool) {
+func matchMember(all []api.Member, rule, provider string, o *connectors.Owner) (string, bool) {
 	if o == nil {
 		return "", false
 	}
@@ -138,7 +138,7 @@ func (m *Members) Invalidate() {
 
 // AuthorFor applies the owner rules to o, in the form PATCH /transcriptions/{id} takes: an
 // external identity is replaced by its member's e-mail. ok is false when no rule matches.
-func (m *Mapper) AuthorFor(ctx context.Context, o *bridge.Owner) (string, bool, error) {
+func (m *Mapper) AuthorFor(ctx context.Context, o *connectors.Owner) (string, bool, error) {
 	author, ok, err := m.resolveOwner(ctx, o)
 	if err != nil || !ok || !strings.HasPrefix(author, "external:") {
 		return author, ok, err

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/transcript-bridge/bridge/api"
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 type directory struct {
@@ -29,11 +29,13 @@ func TestOwnerRules(t *testing.T) {
 	}}
 	csv := filepath.Join(t.TempDir(), "users.csv")
 	os.WriteFile(csv, []byte("external user,member\nu7,email:lee@acme.test\nRay@Acme.test,user:0b7c6a51-8c4f-4d8e-9a43-5d0d5d6c4e01\n"), 0o644)
-	zoomUser := func(id, email string) *bridge.Owner { return &bridge.Owner{Provider: "zoom", ID: id, Email: email} }
+	zoomUser := func(id, email string) *connectors.Owner {
+		return &connectors.Owner{Provider: "zoom", ID: id, Email: email}
+	}
 	tests := []struct {
 		name      string
 		rules     Rules
-		owner     *bridge.Owner
+		owner     *connectors.Owner
 		preset    string
 		want      string
 		wantErr   error
@@ -42,13 +44,13 @@ func TestOwnerRules(t *testing.T) {
 		{"identity bound", Rules{Resolve: []string{"identity", "email"}}, zoomUser("u1", "x@y.test"), "", "external:zoom:u1", nil, false},
 		{"email, any case", Rules{Resolve: []string{"identity", "email"}}, zoomUser("u9", "KIM@acme.TEST"), "", "email:Kim@Acme.test", nil, false},
 		{"order counts", Rules{Resolve: []string{"email", "identity"}}, zoomUser("u1", "kim@acme.test"), "", "email:Kim@Acme.test", nil, false},
-		{"provider from config", Rules{Provider: "Zoom", Resolve: []string{"identity"}}, &bridge.Owner{Provider: "other", ID: "u1"}, "", "external:zoom:u1", nil, false},
+		{"provider from config", Rules{Provider: "Zoom", Resolve: []string{"identity"}}, &connectors.Owner{Provider: "other", ID: "u1"}, "", "external:zoom:u1", nil, false},
 		{"map by id", Rules{Resolve: []string{"identity", "map"}, MapFile: csv}, zoomUser("u7", ""), "", "email:lee@acme.test", nil, false},
 		{"map by e-mail", Rules{Resolve: []string{"map"}, MapFile: csv}, zoomUser("u8", "ray@acme.test"), "", "user:0b7c6a51-8c4f-4d8e-9a43-5d0d5d6c4e01", nil, false},
 		{"inline map", Rules{Resolve: []string{"map"}, Map: map[string]string{"u5": "email:sam@acme.test"}}, zoomUser("u5", ""), "", "email:sam@acme.test", nil, false},
 		{"static last", Rules{Resolve: []string{"identity", "static"}, Author: "email:desk@acme.test"}, zoomUser("u9", ""), "", "email:desk@acme.test", nil, false},
-		{"hold by default", Rules{Resolve: []string{"identity", "email"}}, zoomUser("u9", "nobody@acme.test"), "", "", bridge.ErrUnmapped, false},
-		{"no owner holds", Rules{Resolve: []string{"identity"}}, nil, "", "", bridge.ErrUnmapped, false},
+		{"hold by default", Rules{Resolve: []string{"identity", "email"}}, zoomUser("u9", "nobody@acme.test"), "", "", ErrUnmapped, false},
+		{"no owner holds", Rules{Resolve: []string{"identity"}}, nil, "", "", ErrUnmapped, false},
 		{"skip", Rules{Resolve: []string{"email"}, Otherwise: "skip"}, zoomUser("u9", "nobody@acme.test"), "", "", nil, true},
 		{"key owner", Rules{Resolve: []string{"email"}, Otherwise: "key_owner"}, zoomUser("u9", "nobody@acme.test"), "", "", nil, false},
 		{"released by hand", Rules{Resolve: []string{"email"}}, zoomUser("u9", "nobody@acme.test"), "email:sam@acme.test", "email:sam@acme.test", nil, false},
@@ -66,7 +68,7 @@ func TestOwnerRules(t *testing.T) {
 		got, err := m.Map(context.Background(), j)
 		switch {
 		case tc.wantErr != nil || tc.wantOther:
-			if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) || (tc.wantOther && errors.Is(err, bridge.ErrUnmapped)) {
+			if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) || (tc.wantOther && errors.Is(err, ErrUnmapped)) {
 				t.Errorf("%s: Map = %q, %v; want error %v (other: %v)", tc.name, got.Author, err, tc.wantErr, tc.wantOther)
 			}
 		case err != nil || got.Author != tc.want:
@@ -82,8 +84,8 @@ func TestUnreadableMembersWait(t *testing.T) {
 	dir := &directory{err: &api.Error{Status: 503, Code: "service_unavailable"}}
 	m, _ := New("zoom", "zoom", "i", Rules{Resolve: []string{"identity"}, Members: &Members{Dir: dir}})
 	j := job("a.m4a")
-	j.Owner = &bridge.Owner{Provider: "zoom", ID: "u1"}
-	if _, err := m.Map(context.Background(), j); !errors.Is(err, bridge.ErrNotReady) {
+	j.Owner = &connectors.Owner{Provider: "zoom", ID: "u1"}
+	if _, err := m.Map(context.Background(), j); !errors.Is(err, ErrNotReady) {
 		t.Errorf("Map with the member list unavailable = %v, want ErrNotReady (the job waits)", err)
 	}
 }

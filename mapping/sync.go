@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/transcript-bridge/bridge/api"
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // Action kinds of an identity plan.
@@ -42,7 +42,7 @@ type IdentityAPI interface {
 // member it should be bound to under provider: by the map first, then by e-mail. With prune,
 // bindings of provider that the map no longer has are planned for removal (only with a map).
 // It fails when the member list cannot be read.
-func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []bridge.Owner, prune bool) ([]Action, error) {
+func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []connectors.Owner, prune bool) ([]Action, error) {
 	provider := m.provider
 	members, err := dir.Members(ctx)
 	if err != nil {
@@ -57,7 +57,7 @@ func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []bridge.Owne
 			}
 		}
 	}
-	users := map[string]bridge.Owner{}
+	users := map[string]connectors.Owner{}
 	for _, o := range owners {
 		if o.ID != "" {
 			users[o.ID] = o
@@ -66,7 +66,7 @@ func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []bridge.Owne
 	table := m.tab()
 	for k := range table {
 		if _, ok := users[k]; !ok && !strings.Contains(k, "@") {
-			users[k] = bridge.Owner{ID: k}
+			users[k] = connectors.Owner{ID: k}
 		}
 	}
 	var out []Action

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/transcript-bridge/bridge/api"
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/mapping"
 	"github.com/transcript-bridge/bridge/sandbox"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
@@ -41,7 +41,7 @@ func TestPlanAndApplyAgainstTheSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owners := []bridge.Owner{
+	owners := []connectors.Owner{
 		{Provider: "zoom", ID: "u-1"},                                // Sam holds zoom:u-1 already
 		{Provider: "zoom", ID: "u-mail", Email: "M005@acme.test"},    // by e-mail
 		{Provider: "zoom", ID: "u-bad\x01", Email: "m006@acme.test"}, // not printable ASCII

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // TestMapFileReloads: an edited map file is read again by Reload, without a new Mapper; an
@@ -34,9 +34,9 @@ func TestMapFileReloads(t *testing.T) {
 	}
 	author := func(id string) string {
 		j := job("a.wav")
-		j.Owner = &bridge.Owner{Provider: "sso", ID: id}
+		j.Owner = &connectors.Owner{Provider: "sso", ID: id}
 		res, err := m.Map(context.Background(), j)
-		if errors.Is(err, bridge.ErrUnmapped) {
+		if errors.Is(err, ErrUnmapped) {
 			return "held"
 		}
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/mapping"
 )
 
@@ -57,7 +58,7 @@ func identityPlan(ctx context.Context, cfg *Config, name string, prune bool, cli
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", name, err)
 	}
-	var owners []bridge.Owner
+	var owners []connectors.Owner
 	for _, r := range recs {
 		if r.Owner != nil {
 			owners = append(owners, *r.Owner)

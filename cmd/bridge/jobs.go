@@ -13,6 +13,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 func newJobsCmd() *cobra.Command {
@@ -206,7 +207,7 @@ type ownerView struct {
 }
 
 // newOwnerView is o as a view; nil when the owner is unknown.
-func newOwnerView(o *bridge.Owner) *ownerView {
+func newOwnerView(o *connectors.Owner) *ownerView {
 	if o == nil {
 		return nil
 	}

@@ -231,7 +231,7 @@ func serveHooks(ctx context.Context, cfg *Config, types map[string]string, pushe
 	}
 	srv := server.New(addr, log)
 	for name, ps := range pushers {
-		srv.Handle("POST /hooks/"+types[name]+"/"+name, ps.Handler(func(ctx context.Context, recs []bridge.Recording) error {
+		srv.Handle("POST /hooks/"+types[name]+"/"+name, ps.Handler(func(ctx context.Context, recs []connectors.Recording) error {
 			_, err := p.Intake(ctx, name, recs)
 			return err
 		}))

@@ -94,7 +94,7 @@ func newSourcesCmd() *cobra.Command {
 				}
 				v := recordingView{ItemID: r.ItemID, Version: r.Version, Name: r.Name, Size: r.Size, ModTime: utc(r.ModTime),
 					Link: r.Link, Owner: newOwnerView(r.Owner)}
-				if mapped, err := m.Map(cmd.Context(), &bridge.Job{ID: "dry-run", Recording: r}); err != nil {
+				if mapped, err := m.Map(cmd.Context(), mapping.Input{Recording: r, JobID: "dry-run"}); err != nil {
 					v.SkipReason = api.Redact(err.Error())
 				} else {
 					v.ExternalID = mapped.ExternalID

@@ -7,7 +7,6 @@ import (
 	"io"
 	"testing"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -41,7 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) (connectors.Source, Fixture)) {
 		if len(got) != 2 {
 			t.Fatalf("listed %d recordings, want 2", len(got))
 		}
-		byName := map[string]bridge.Recording{}
+		byName := map[string]connectors.Recording{}
 		listed := func(name string) string {
 			if r, ok := fx.(Renamer); ok {
 				return r.Listed(name)
@@ -101,7 +100,7 @@ func Run(t *testing.T, open func(t *testing.T) (connectors.Source, Fixture)) {
 	})
 }
 
-func list(t *testing.T, src connectors.Source) []bridge.Recording {
+func list(t *testing.T, src connectors.Source) []connectors.Recording {
 	t.Helper()
 	recs, _, err := src.List(context.Background(), "")
 	if err != nil {
@@ -110,7 +109,7 @@ func list(t *testing.T, src connectors.Source) []bridge.Recording {
 	return recs
 }
 
-func one(t *testing.T, recs []bridge.Recording) bridge.Recording {
+func one(t *testing.T, recs []connectors.Recording) connectors.Recording {
 	t.Helper()
 	if len(recs) != 1 {
 		t.Fatalf("listed %d recordings, want 1", len(recs))
@@ -118,7 +117,7 @@ func one(t *testing.T, recs []bridge.Recording) bridge.Recording {
 	return recs[0]
 }
 
-func read(t *testing.T, src connectors.Source, r bridge.Recording) []byte {
+func read(t *testing.T, src connectors.Source, r connectors.Recording) []byte {
 	t.Helper()
 	rc, err := src.Open(context.Background(), r)
 	if err != nil {

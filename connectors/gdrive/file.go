@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/api/drive/v3"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/internal/media"
 )
@@ -16,7 +15,7 @@ import (
 // fileFields are the fields asked for each file; without fields Drive returns only id, name,
 // mimeType and kind.
 const fileFields = "id,name,mimeType,size,md5Checksum,headRevisionId,createdTime,modifiedTime,trashed," +
-	"owners(emailAddress,permissionId),lastModifyingUser(emailAddress,permissionId),parents,driveId,webViewLink"
+	"owners(emailAddress,permissionId,displayName),lastModifyingUser(emailAddress,permissionId,displayName),parents,driveId,webViewLink"
 
 const changeFields = "nextPageToken,newStartPageToken,changes(removed,fileId,file(" + fileFields + "))"
 
@@ -66,7 +65,7 @@ func version(f *drive.File) string {
 }
 
 // recording describes f; subject is the user it was listed as.
-func recording(f *drive.File, subject string) bridge.Recording {
+func recording(f *drive.File, subject string) connectors.Recording {
 	name := f.Name
 	if ext, ok := extensions[f.MimeType]; ok && !strings.EqualFold(path.Ext(name), ext) && path.Ext(name) == "" {
 		name += ext
@@ -76,7 +75,7 @@ func recording(f *drive.File, subject string) bridge.Recording {
 	if link == "" {
 		link = "https://drive.google.com/file/d/" + f.Id + "/view"
 	}
-	r := bridge.Recording{ItemID: f.Id, Version: version(f), Name: name, Size: f.Size, ModTime: mod, Link: link,
+	r := connectors.Recording{ItemID: f.Id, Version: version(f), Name: name, Size: f.Size, ModTime: mod, Link: link,
 		SourceExternalID: "gdrive:" + f.Id, Fields: map[string]string{"mime_type": f.MimeType}}
 	if subject != "" {
 		r.Fields["subject"] = subject
@@ -87,9 +86,11 @@ func recording(f *drive.File, subject string) bridge.Recording {
 	// The owner: owners[] in My Drive; shared-drive items have none, so the last modifier.
 	switch {
 	case len(f.Owners) > 0 && f.Owners[0].EmailAddress != "":
-		r.Owner = &bridge.Owner{Provider: "gdrive", ID: f.Owners[0].PermissionId, Email: f.Owners[0].EmailAddress}
+		r.Owner = &connectors.Owner{Provider: "gdrive", ID: f.Owners[0].PermissionId, Email: f.Owners[0].EmailAddress,
+			Name: f.Owners[0].DisplayName}
 	case f.LastModifyingUser != nil && f.LastModifyingUser.EmailAddress != "":
-		r.Owner = &bridge.Owner{Provider: "gdrive", ID: f.LastModifyingUser.PermissionId, Email: f.LastModifyingUser.EmailAddress}
+		r.Owner = &connectors.Owner{Provider: "gdrive", ID: f.LastModifyingUser.PermissionId, Email: f.LastModifyingUser.EmailAddress,
+			Name: f.LastModifyingUser.DisplayName}
 	}
 	if r.Owner != nil {
 		if r.Owner.ID == "" {

@@ -10,7 +10,6 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -69,7 +68,7 @@ func (s *Source) classify(ctx context.Context, err error) error {
 			return connectors.Transient(err, 0)
 		}
 		return err
-	case bridge.NetFailure(err):
+	case connectors.NetFailure(err):
 		return connectors.Transient(err, 0)
 	}
 	return err

@@ -17,7 +17,6 @@ import (
 	"google.golang.org/api/drive/v3"
 	"google.golang.org/api/option"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/internal/httpenv"
 )
@@ -116,12 +115,12 @@ func httpClient(ctx context.Context, creds []byte, subject string) (*http.Client
 
 // List returns the recordings found since cursor: everything on a full pass (the first one,
 // then every FullEvery), else what the changes feed reports in scope.
-func (s *Source) List(ctx context.Context, cursor string) ([]bridge.Recording, string, error) {
+func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recording, string, error) {
 	cur, err := decodeCursor(cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	var out []bridge.Recording
+	var out []connectors.Recording
 	for _, subject := range s.cfg.Subjects {
 		u := &user{src: s, svc: s.users[subject], subject: subject, state: cur.Users[subject]}
 		recs, err := u.list(ctx)
@@ -139,9 +138,9 @@ func (s *Source) List(ctx context.Context, cursor string) ([]bridge.Recording, s
 
 // Open downloads the file with alt=media after checking it is still the listed version. After
 // the throttling retries, 429, 5xx, 403 rate limits, network failures and a body shorter than
-// the file are transient errors (bridge.ErrSourceTransient); 404, other 403s (no access, a
+// the file are transient errors (connectors.ErrTransient); 404, other 403s (no access, a
 // file flagged as abusive), a trashed or changed file are permanent.
-func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error) {
+func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadCloser, error) {
 	svc := s.users[r.Fields["subject"]]
 	if svc == nil {
 		svc = s.users[s.cfg.Subjects[0]]
@@ -168,7 +167,7 @@ func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, e
 	if err != nil {
 		return nil, s.classify(ctx, fmt.Errorf("download drive file %s: %w", r.ItemID, err))
 	}
-	return bridge.ExactBody(resp.Body, f.Size, "download drive file "+r.ItemID), nil
+	return connectors.ExactBody(resp.Body, f.Size, "download drive file "+r.ItemID), nil
 }
 
 // Check implements connectors.Checker: per subject, the credentials give a token, and the

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/connectors/connectortest"
 	"github.com/transcript-bridge/bridge/connectors/gdrive"
@@ -56,7 +55,7 @@ func TestSuite(t *testing.T) {
 	})
 }
 
-func names(recs []bridge.Recording) []string {
+func names(recs []connectors.Recording) []string {
 	var out []string
 	for _, r := range recs {
 		out = append(out, r.Name)
@@ -65,7 +64,7 @@ func names(recs []bridge.Recording) []string {
 	return out
 }
 
-func list(t *testing.T, src *gdrive.Source, cursor string) ([]bridge.Recording, string) {
+func list(t *testing.T, src *gdrive.Source, cursor string) ([]connectors.Recording, string) {
 	t.Helper()
 	recs, next, err := src.List(context.Background(), cursor)
 	if err != nil {
@@ -174,7 +173,7 @@ func TestSharedDriveOwnerIsTheLastModifier(t *testing.T) {
 	fake.Modify(id, "kim@acme.test")
 	src := newSource(t, fake, gdrive.Config{SharedDriveID: drive})
 	recs, cursor := list(t, src, "")
-	if len(recs) != 1 || recs[0].Owner == nil || recs[0].Owner.Email != "kim@acme.test" {
+	if len(recs) != 1 || recs[0].Owner == nil || recs[0].Owner.Email != "kim@acme.test" || recs[0].Owner.Name != "kim" {
 		t.Fatalf("recordings = %+v, want one owned by its last modifier (shared drives have no owners)", recs)
 	}
 	fake.Put("later.wav", "audio/wav", drive, "", drive, []byte("later"))
@@ -269,8 +268,8 @@ func TestOpenFailuresAreClassified(t *testing.T) {
 		if rc != nil {
 			rc.Close()
 		}
-		if err == nil || errors.Is(err, bridge.ErrSourceTransient) != tc.transient {
-			t.Errorf("Open after %s = %v (transient %v), want an error, transient %v", tc.name, err, errors.Is(err, bridge.ErrSourceTransient), tc.transient)
+		if err == nil || errors.Is(err, connectors.ErrTransient) != tc.transient {
+			t.Errorf("Open after %s = %v (transient %v), want an error, transient %v", tc.name, err, errors.Is(err, connectors.ErrTransient), tc.transient)
 		}
 	}
 }

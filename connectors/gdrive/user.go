@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/api/drive/v3"
 
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 const folderMime = "application/vnd.google-apps.folder"
@@ -32,7 +32,7 @@ type user struct {
 	state   userState
 }
 
-func (u *user) list(ctx context.Context) ([]bridge.Recording, error) {
+func (u *user) list(ctx context.Context) ([]connectors.Recording, error) {
 	now := u.src.cfg.Now()
 	if u.state.Token == "" || now.Sub(u.state.FullAt) >= u.src.cfg.FullEvery {
 		return u.full(ctx, now)
@@ -42,12 +42,12 @@ func (u *user) list(ctx context.Context) ([]bridge.Recording, error) {
 
 // full lists everything in scope. The changes token is taken first, so a change made during the
 // listing is seen again by the next incremental pass rather than lost.
-func (u *user) full(ctx context.Context, now time.Time) ([]bridge.Recording, error) {
+func (u *user) full(ctx context.Context, now time.Time) ([]connectors.Recording, error) {
 	token, err := u.startToken(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []bridge.Recording
+	var out []connectors.Recording
 	roots, err := u.roots(ctx)
 	if err != nil {
 		return nil, err
@@ -102,13 +102,13 @@ func (u *user) roots(ctx context.Context) ([]string, error) {
 
 // changes reads the feed since the stored token and keeps what is in scope: a file in a known
 // folder (or anywhere in the shared drive). A folder moved into scope is listed at once.
-func (u *user) changes(ctx context.Context) ([]bridge.Recording, error) {
+func (u *user) changes(ctx context.Context) ([]connectors.Recording, error) {
 	folders := map[string]bool{}
 	for _, id := range u.state.Folders {
 		folders[id] = true
 	}
 	whole := u.src.cfg.SharedDriveID != "" && u.src.cfg.FolderID == ""
-	var out []bridge.Recording
+	var out []connectors.Recording
 	var newFolders []string
 	token := u.state.Token
 	for {
@@ -209,7 +209,7 @@ func (u *user) pages(ctx context.Context, q string, each func(*drive.File)) erro
 
 // keep appends f's recording when it may be a recording (see listable) and its name passes the
 // globs.
-func (u *user) keep(out []bridge.Recording, f *drive.File) []bridge.Recording {
+func (u *user) keep(out []connectors.Recording, f *drive.File) []connectors.Recording {
 	if !listable(f) {
 		return out
 	}

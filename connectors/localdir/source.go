@@ -19,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -74,6 +73,7 @@ type observation struct {
 var (
 	_ connectors.Source   = (*Source)(nil)
 	_ connectors.Finisher = (*Source)(nil)
+	_ connectors.Pending  = (*Source)(nil)
 )
 
 // Subfolders that hold finished files.
@@ -111,9 +111,9 @@ func New(cfg Config) (*Source, error) {
 // List walks the folder and returns the files that are stable. The cursor is the time of the
 // scan; every stable file is listed each time and the store keeps each version once, so files
 // copied in with old modification times are never missed.
-func (s *Source) List(ctx context.Context, _ string) ([]bridge.Recording, string, error) {
+func (s *Source) List(ctx context.Context, _ string) ([]connectors.Recording, string, error) {
 	now := s.cfg.Now()
-	var out []bridge.Recording
+	var out []connectors.Recording
 	current := map[string]bool{}
 	err := filepath.WalkDir(s.cfg.Path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -158,7 +158,7 @@ func (s *Source) List(ctx context.Context, _ string) ([]bridge.Recording, string
 }
 
 // observe records what a scan saw of rel and returns its recording once it is stable.
-func (s *Source) observe(rel string, info fs.FileInfo, now time.Time) (bridge.Recording, bool) {
+func (s *Source) observe(rel string, info fs.FileInfo, now time.Time) (connectors.Recording, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.seen[rel]
@@ -168,9 +168,9 @@ func (s *Source) observe(rel string, info fs.FileInfo, now time.Time) (bridge.Re
 	}
 	// Stable: unchanged across scans for StableFor, or last written longer ago than that.
 	if now.Sub(o.since) < s.cfg.StableFor && now.Sub(info.ModTime()) < s.cfg.StableFor {
-		return bridge.Recording{}, false
+		return connectors.Recording{}, false
 	}
-	r := bridge.Recording{
+	r := connectors.Recording{
 		ItemID:  rel,
 		Version: version(info),
 		Name:    path.Base(rel),
@@ -179,7 +179,7 @@ func (s *Source) observe(rel string, info fs.FileInfo, now time.Time) (bridge.Re
 		Link:    "file://" + filepath.ToSlash(filepath.Join(s.abs(), rel)),
 	}
 	if first, _, ok := strings.Cut(rel, "/"); ok && s.cfg.OwnerFrom == "folder" {
-		r.Owner = &bridge.Owner{Provider: "localdir", ID: first}
+		r.Owner = &connectors.Owner{Provider: "localdir", ID: first}
 		if strings.Contains(first, "@") {
 			r.Owner.Email = first
 		}
@@ -205,7 +205,7 @@ func (s *Source) wanted(rel string) bool {
 	return connectors.Wanted(s.cfg.Include, s.cfg.Exclude, rel)
 }
 
-// Pending returns how many files were seen but are not stable yet.
+// Pending returns how many files were seen but are not stable yet (connectors.Pending).
 func (s *Source) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -220,7 +220,7 @@ func (s *Source) Pending() int {
 }
 
 // Open opens the file of r after checking it is still that version.
-func (s *Source) Open(_ context.Context, r bridge.Recording) (io.ReadCloser, error) {
+func (s *Source) Open(_ context.Context, r connectors.Recording) (io.ReadCloser, error) {
 	p := filepath.Join(s.cfg.Path, filepath.FromSlash(r.ItemID))
 	f, err := os.Open(p)
 	if err != nil {
@@ -235,12 +235,12 @@ func (s *Source) Open(_ context.Context, r bridge.Recording) (io.ReadCloser, err
 }
 
 // Finish moves a finished file to done/ or failed/ when MoveFinished is set.
-func (s *Source) Finish(_ context.Context, r bridge.Recording, outcome bridge.State) error {
+func (s *Source) Finish(_ context.Context, r connectors.Recording, outcome connectors.Outcome) error {
 	if !s.cfg.MoveFinished {
 		return nil
 	}
 	dir := DoneDir
-	if outcome != bridge.StateDone {
+	if outcome != connectors.OutcomeDone {
 		dir = FailedDir
 	}
 	from := filepath.Join(s.cfg.Path, filepath.FromSlash(r.ItemID))

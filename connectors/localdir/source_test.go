@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/connectors/connectortest"
 )
@@ -131,10 +130,10 @@ func TestFinishMovesFiles(t *testing.T) {
 	f.Settle(t)
 	recs, _, _ := s.List(context.Background(), "")
 	ctx := context.Background()
-	if err := s.Finish(ctx, recs[0], bridge.StateDone); err != nil {
+	if err := s.Finish(ctx, recs[0], connectors.OutcomeDone); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(ctx, recs[1], bridge.StateSkipped); err != nil {
+	if err := s.Finish(ctx, recs[1], connectors.OutcomeSkipped); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"done/a.wav", "failed/sub/b.wav"} {
@@ -148,14 +147,14 @@ func TestFinishMovesFiles(t *testing.T) {
 		t.Errorf("finished files listed again: %+v", recs)
 	}
 	// Finishing twice is harmless.
-	if err := s.Finish(ctx, recs0(recs), bridge.StateDone); err != nil {
+	if err := s.Finish(ctx, recs0(recs), connectors.OutcomeDone); err != nil {
 		t.Error(err)
 	}
 }
 
-func recs0(r []bridge.Recording) bridge.Recording {
+func recs0(r []connectors.Recording) connectors.Recording {
 	if len(r) == 0 {
-		return bridge.Recording{ItemID: "a.wav", Version: "x"}
+		return connectors.Recording{ItemID: "a.wav", Version: "x"}
 	}
 	return r[0]
 }

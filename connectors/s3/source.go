@@ -20,7 +20,6 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/internal/s3client"
 )
@@ -71,7 +70,7 @@ type object struct {
 // The cursor is the set of keys and ETags listed last time, so a key arriving late (sorting
 // before keys already seen, or a multipart upload completed with an old date) is never
 // skipped. New objects are read with HEAD for their x-amz-meta-* (owner and templates).
-func (s *Source) List(ctx context.Context, cursor string) ([]bridge.Recording, string, error) {
+func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recording, string, error) {
 	seen, err := decodeCursor(cursor)
 	if err != nil {
 		return nil, "", err
@@ -116,8 +115,8 @@ func (s *Source) wanted(o object) bool {
 
 // describe turns objects into recordings, reading their metadata with HEAD in parallel. Keys
 // gone or changed in between are returned in gone (left out of the cursor, listed again).
-func (s *Source) describe(ctx context.Context, objs []object) ([]bridge.Recording, []string) {
-	recs := make([]*bridge.Recording, len(objs))
+func (s *Source) describe(ctx context.Context, objs []object) ([]connectors.Recording, []string) {
+	recs := make([]*connectors.Recording, len(objs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.cfg.HeadConcurrency)
 	for i, o := range objs {
@@ -128,7 +127,7 @@ func (s *Source) describe(ctx context.Context, objs []object) ([]bridge.Recordin
 		})
 	}
 	wg.Wait()
-	var out []bridge.Recording
+	var out []connectors.Recording
 	var gone []string
 	for i, r := range recs {
 		if r == nil {
@@ -140,12 +139,12 @@ func (s *Source) describe(ctx context.Context, objs []object) ([]bridge.Recordin
 	return out, gone
 }
 
-func (s *Source) recording(ctx context.Context, o object) *bridge.Recording {
+func (s *Source) recording(ctx context.Context, o object) *connectors.Recording {
 	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(o.key)})
 	if err != nil || strings.Trim(aws.ToString(head.ETag), `"`) != o.etag {
 		return nil // gone, changed, or unreadable right now: the next scan sees it again
 	}
-	r := &bridge.Recording{ItemID: o.key, Version: o.etag, Name: path.Base(o.key), Size: o.size, ModTime: o.modified,
+	r := &connectors.Recording{ItemID: o.key, Version: o.etag, Name: path.Base(o.key), Size: o.size, ModTime: o.modified,
 		Link: "s3://" + s.cfg.Bucket + "/" + o.key, SourceExternalID: fmt.Sprintf("s3:%s/%s@%s", s.cfg.Bucket, o.key, o.etag)}
 	if len(head.Metadata) > 0 {
 		r.Fields = map[string]string{}
@@ -163,7 +162,7 @@ func (s *Source) recording(ctx context.Context, o object) *bridge.Recording {
 		}
 	}
 	if owner != "" {
-		r.Owner = &bridge.Owner{Provider: "s3", ID: owner}
+		r.Owner = &connectors.Owner{Provider: "s3", ID: owner}
 		if strings.Contains(owner, "@") {
 			r.Owner.Email = owner
 		}
@@ -174,8 +173,8 @@ func (s *Source) recording(ctx context.Context, o object) *bridge.Recording {
 // Open streams the object at the recording's ETag (If-Match): a replaced object fails with
 // an error instead of uploading other bytes. After the SDK's own retries, 5xx, 429, throttling
 // codes, network failures and a body shorter than the object are transient errors
-// (bridge.ErrSourceTransient); 404, 412 (changed) and 403 are permanent.
-func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error) {
+// (connectors.ErrTransient); 404, 412 (changed) and 403 are permanent.
+func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadCloser, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID),
 		IfMatch: aws.String(`"` + r.Version + `"`)})
 	if err != nil {
@@ -189,7 +188,7 @@ func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, e
 		out.Body.Close()
 		return nil, fmt.Errorf("get s3://%s/%s: changed (ETag %s, want %s)", s.cfg.Bucket, r.ItemID, etag, r.Version)
 	}
-	return bridge.ExactBody(out.Body, r.Size, fmt.Sprintf("get s3://%s/%s", s.cfg.Bucket, r.ItemID)), nil
+	return connectors.ExactBody(out.Body, r.Size, fmt.Sprintf("get s3://%s/%s", s.cfg.Bucket, r.ItemID)), nil
 }
 
 // transientCodes are S3 error codes that may pass whatever their status.
@@ -209,7 +208,7 @@ func classify(err error) error {
 		if !connectors.TransientStatus(status.HTTPStatusCode()) {
 			return err
 		}
-	case errors.As(err, &send), bridge.NetFailure(err):
+	case errors.As(err, &send), connectors.NetFailure(err):
 	default:
 		return err
 	}
@@ -223,8 +222,8 @@ func classify(err error) error {
 
 // Finish deletes the object once its job is done, when delete_after is set and the object is
 // still the version that was transcribed.
-func (s *Source) Finish(ctx context.Context, r bridge.Recording, outcome bridge.State) error {
-	if !s.cfg.DeleteAfter || outcome != bridge.StateDone {
+func (s *Source) Finish(ctx context.Context, r connectors.Recording, outcome connectors.Outcome) error {
+	if !s.cfg.DeleteAfter || outcome != connectors.OutcomeDone {
 		return nil
 	}
 	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID)})

@@ -18,7 +18,6 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/connectors/connectortest"
 	"github.com/transcript-bridge/bridge/connectors/s3"
@@ -81,7 +80,7 @@ func TestSuite(t *testing.T) {
 	})
 }
 
-func list(t *testing.T, src *s3.Source, cursor string) ([]bridge.Recording, string) {
+func list(t *testing.T, src *s3.Source, cursor string) ([]connectors.Recording, string) {
 	t.Helper()
 	recs, next, err := src.List(context.Background(), cursor)
 	if err != nil {
@@ -184,7 +183,7 @@ func TestOpenStreamsWithFlatMemory(t *testing.T) {
 }
 
 // putLarge stores a size-byte object (in the server's memory) and returns its recording.
-func putLarge(t testing.TB, s *server, src *s3.Source, size int64) bridge.Recording {
+func putLarge(t testing.TB, s *server, src *s3.Source, size int64) connectors.Recording {
 	t.Helper()
 	if _, err := s.backend.PutObject(bucket, "big.wav", nil, io.LimitReader(zeros{}, size), size, nil); err != nil {
 		t.Fatal(err)
@@ -197,7 +196,7 @@ func putLarge(t testing.TB, s *server, src *s3.Source, size int64) bridge.Record
 }
 
 // allocated opens rec, reads it to the end and returns the bytes allocated meanwhile.
-func allocated(t testing.TB, src *s3.Source, rec bridge.Recording, size int64) uint64 {
+func allocated(t testing.TB, src *s3.Source, rec connectors.Recording, size int64) uint64 {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -229,7 +228,7 @@ func TestDeleteAfterOnlyOnceDone(t *testing.T) {
 	src := s.source(t, s3.Config{DeleteAfter: true})
 	recs, _ := list(t, src, "")
 	s.put(t, "replaced.wav", []byte("a newer take"), nil)
-	outcome := map[string]bridge.State{"done.wav": bridge.StateDone, "failed.wav": bridge.StateFailed, "replaced.wav": bridge.StateDone}
+	outcome := map[string]connectors.Outcome{"done.wav": connectors.OutcomeDone, "failed.wav": connectors.OutcomeFailed, "replaced.wav": connectors.OutcomeDone}
 	for _, r := range recs {
 		if err := src.Finish(context.Background(), r, outcome[r.ItemID]); err != nil {
 			t.Fatalf("Finish(%s): %v", r.ItemID, err)
@@ -315,9 +314,9 @@ func TestOpenFailuresAreClassified(t *testing.T) {
 	} {
 		tc.setup()
 		err := open()
-		if err == nil || errors.Is(err, bridge.ErrSourceTransient) != tc.transient || bridge.SourceRetryAfter(err) != tc.retryAfter {
+		if err == nil || errors.Is(err, connectors.ErrTransient) != tc.transient || connectors.TransientWait(err) != tc.retryAfter {
 			t.Errorf("Open after %s = %v (transient %v, retry after %v), want an error, transient %v, retry after %v",
-				tc.name, err, errors.Is(err, bridge.ErrSourceTransient), bridge.SourceRetryAfter(err), tc.transient, tc.retryAfter)
+				tc.name, err, errors.Is(err, connectors.ErrTransient), connectors.TransientWait(err), tc.transient, tc.retryAfter)
 		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -23,9 +22,9 @@ const downloadTokenLife = 24 * time.Hour
 // download_token while it is fresh, else a Server-to-Server OAuth token. An HTML answer (Zoom's
 // page with status 200, while the recording is still processing or on a hiccup), a byte count
 // different from file_size, 429, 5xx and network failures are transient errors
-// (bridge.ErrSourceTransient, with Zoom's Retry-After), so the download is retried later and
+// (connectors.ErrTransient, with Zoom's Retry-After), so the download is retried later and
 // never uploaded short; 404 (the recording is gone) and a token refused twice are permanent.
-func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, error) {
+func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadCloser, error) {
 	link := r.Fields["download_url"]
 	if link == "" {
 		return nil, fmt.Errorf("zoom %s: no download_url", r.ItemID)
@@ -51,7 +50,7 @@ func (s *Source) Open(ctx context.Context, r bridge.Recording) (io.ReadCloser, e
 	return nil, fmt.Errorf("zoom %s: download refused twice with fresh tokens", r.ItemID)
 }
 
-func (s *Source) download(ctx context.Context, r bridge.Recording, link, bearer, accessToken string) (io.ReadCloser, error) {
+func (s *Source) download(ctx context.Context, r connectors.Recording, link, bearer, accessToken string) (io.ReadCloser, error) {
 	if accessToken != "" {
 		u, err := url.Parse(link)
 		if err != nil {
@@ -75,7 +74,7 @@ func (s *Source) download(ctx context.Context, r bridge.Recording, link, bearer,
 	resp, err := s.api.files.Do(req) // follows the redirect to the file
 	if err != nil {
 		err = fmt.Errorf("zoom download %s: %w", r.ItemID, redactErr(err))
-		if ctx.Err() == nil && bridge.NetFailure(err) {
+		if ctx.Err() == nil && connectors.NetFailure(err) {
 			err = connectors.Transient(err, 0)
 		}
 		return nil, err
@@ -101,14 +100,14 @@ func (s *Source) download(ctx context.Context, r bridge.Recording, link, bearer,
 	if resp.ContentLength >= 0 && resp.ContentLength != r.Size {
 		return retry("%d bytes announced, file_size is %d", resp.ContentLength, r.Size)
 	}
-	return bridge.ExactBody(resp.Body, r.Size, "zoom download "+r.ItemID), nil
+	return connectors.ExactBody(resp.Body, r.Size, "zoom download "+r.ItemID), nil
 }
 
 // tokenErr classifies a failure to get an OAuth token: a network failure or an answer of 429
 // or 5xx from the token endpoint may pass; a refusal (bad credentials) does not.
 func tokenErr(err error) error {
 	var re *oauth2.RetrieveError
-	if bridge.NetFailure(err) || errors.As(err, &re) && re.Response != nil && connectors.TransientStatus(re.Response.StatusCode) {
+	if connectors.NetFailure(err) || errors.As(err, &re) && re.Response != nil && connectors.TransientStatus(re.Response.StatusCode) {
 		return connectors.Transient(err, 0)
 	}
 	return err

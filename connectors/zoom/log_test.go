@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/connectors/zoom"
 	"github.com/transcript-bridge/bridge/connectors/zoom/zoomtest"
 )
@@ -22,8 +22,8 @@ func TestWarningsReachTheLogger(t *testing.T) {
 	src := newSource(t, fake, zoom.Config{})
 	var logs bytes.Buffer
 	src.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
-	var got []bridge.Recording
-	h := src.Handler(func(_ context.Context, recs []bridge.Recording) error { got = append(got, recs...); return nil })
+	var got []connectors.Recording
+	h := src.Handler(func(_ context.Context, recs []connectors.Recording) error { got = append(got, recs...); return nil })
 	now := day.Add(2 * time.Hour)
 	if w := post(t, h, zoomtest.RecordingCompleted(m, "refused-download-token", now), now, ""); w.Code != 200 || len(got) != 1 {
 		t.Fatalf("recording.completed = %d with %d recordings", w.Code, len(got))

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // meeting is Zoom's meeting object, as recordings lists and webhooks carry it.
@@ -53,7 +53,7 @@ func pick(m meeting, types []string) (file, bool) {
 }
 
 // recording describes the chosen file of m; account is the Zoom account id.
-func recording(account string, m meeting, f file, hostEmail string) bridge.Recording {
+func recording(account string, m meeting, f file, hostEmail string) connectors.Recording {
 	if m.HostEmail != "" {
 		hostEmail = m.HostEmail
 	}
@@ -63,11 +63,11 @@ func recording(account string, m meeting, f file, hostEmail string) bridge.Recor
 	}
 	start, _ := time.Parse(time.RFC3339, m.StartTime)
 	name := fmt.Sprintf("%s %s.%s", cleanName(m.Topic), start.UTC().Format("2006-01-02 1504"), ext)
-	r := bridge.Recording{
+	r := connectors.Recording{
 		ItemID: m.UUID + "/" + f.ID, Version: strconv.FormatInt(f.FileSize, 10), Name: name, Size: f.FileSize, ModTime: start,
 		Link:             f.PlayURL,
 		SourceExternalID: fmt.Sprintf("zoom:%s:%s:%s", account, m.UUID, f.ID),
-		Owner:            &bridge.Owner{Provider: "zoom", ID: m.HostID, Email: hostEmail},
+		Owner:            &connectors.Owner{Provider: "zoom", ID: m.HostID, Email: hostEmail},
 		Fields: map[string]string{"topic": m.Topic, "meeting_id": strconv.FormatInt(m.ID, 10), "meeting_uuid": m.UUID,
 			"start_time": m.StartTime, "duration": strconv.Itoa(m.Duration), "host_id": m.HostID, "host_email": hostEmail,
 			"file_id": f.ID, "file_type": f.FileType, "recording_type": f.RecordingType, "download_url": f.DownloadURL},

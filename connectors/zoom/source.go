@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -70,8 +69,8 @@ func (s *Source) log(msg, item string, err error) {
 
 // Finish applies after_upload (trash or delete) to the uploaded file once its transcript is
 // done; nothing otherwise.
-func (s *Source) Finish(ctx context.Context, r bridge.Recording, outcome bridge.State) error {
-	if s.cfg.AfterUpload == "keep" || outcome != bridge.StateDone {
+func (s *Source) Finish(ctx context.Context, r connectors.Recording, outcome connectors.Outcome) error {
+	if s.cfg.AfterUpload == "keep" || outcome != connectors.OutcomeDone {
 		return nil
 	}
 	uuid, fileID, ok := strings.Cut(r.ItemID, "/")

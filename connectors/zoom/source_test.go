@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/connectors/connectortest"
 	"github.com/transcript-bridge/bridge/connectors/zoom"
@@ -139,7 +138,7 @@ func TestFilePreference(t *testing.T) {
 	}
 }
 
-func one(t *testing.T, src *zoom.Source, topic string) bridge.Recording {
+func one(t *testing.T, src *zoom.Source, topic string) connectors.Recording {
 	t.Helper()
 	recs, _, err := src.List(context.Background(), "")
 	if err != nil {
@@ -151,10 +150,10 @@ func one(t *testing.T, src *zoom.Source, topic string) bridge.Recording {
 		}
 	}
 	t.Fatalf("no recording of %q in %v", topic, recs)
-	return bridge.Recording{}
+	return connectors.Recording{}
 }
 
-func read(src *zoom.Source, r bridge.Recording) ([]byte, error) {
+func read(src *zoom.Source, r connectors.Recording) ([]byte, error) {
 	rc, err := src.Open(context.Background(), r)
 	if err != nil {
 		return nil, err
@@ -203,10 +202,10 @@ func TestAfterUploadTrashEncodesUUIDs(t *testing.T) {
 	src := newSource(t, fake, zoom.Config{AfterUpload: "trash"})
 	recs, _, _ := src.List(context.Background(), "")
 	for _, r := range recs {
-		if err := src.Finish(context.Background(), r, bridge.StateFailed); err != nil {
+		if err := src.Finish(context.Background(), r, connectors.OutcomeFailed); err != nil {
 			t.Fatal(err)
 		}
-		if err := src.Finish(context.Background(), r, bridge.StateDone); err != nil {
+		if err := src.Finish(context.Background(), r, connectors.OutcomeDone); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,10 +252,10 @@ func TestDownloadFailuresAreClassified(t *testing.T) {
 			}
 		})
 		_, err := read(src, r)
-		if err == nil || !strings.Contains(err.Error(), tc.msg) || errors.Is(err, bridge.ErrSourceTransient) != tc.transient ||
-			bridge.SourceRetryAfter(err) != tc.retryAfter {
+		if err == nil || !strings.Contains(err.Error(), tc.msg) || errors.Is(err, connectors.ErrTransient) != tc.transient ||
+			connectors.TransientWait(err) != tc.retryAfter {
 			t.Errorf("download with fault %q = %v (transient %v, retry after %v), want an error saying %q, transient %v, retry after %v",
-				tc.fault, err, errors.Is(err, bridge.ErrSourceTransient), bridge.SourceRetryAfter(err), tc.msg, tc.transient, tc.retryAfter)
+				tc.fault, err, errors.Is(err, connectors.ErrTransient), connectors.TransientWait(err), tc.msg, tc.transient, tc.retryAfter)
 		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // user is one Zoom user to sweep.
@@ -87,7 +87,7 @@ func (s *Source) meetings(ctx context.Context, u user, w [2]time.Time) ([]meetin
 }
 
 // sweep walks every user's recordings from from to today, calling progress after each window.
-func (s *Source) sweep(ctx context.Context, from time.Time, progress func(done, total int)) ([]bridge.Recording, error) {
+func (s *Source) sweep(ctx context.Context, from time.Time, progress func(done, total int)) ([]connectors.Recording, error) {
 	users, err := s.users(ctx)
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (s *Source) sweep(ctx context.Context, from time.Time, progress func(done, 
 	today := s.cfg.Now().UTC().Truncate(24 * time.Hour)
 	ws := windows(from.UTC().Truncate(24*time.Hour), today)
 	total, done := len(users)*len(ws), 0
-	var out []bridge.Recording
+	var out []connectors.Recording
 	for _, u := range users {
 		for _, w := range ws {
 			ms, err := s.meetings(ctx, u, w)
@@ -118,7 +118,7 @@ func (s *Source) sweep(ctx context.Context, from time.Time, progress func(done, 
 
 // List sweeps the last SweepDays days (the webhook is the fast path; the sweep catches what it
 // missed). The cursor is the date of the last sweep, for information.
-func (s *Source) List(ctx context.Context, _ string) ([]bridge.Recording, string, error) {
+func (s *Source) List(ctx context.Context, _ string) ([]connectors.Recording, string, error) {
 	now := s.cfg.Now().UTC()
 	recs, err := s.sweep(ctx, now.AddDate(0, 0, -s.cfg.SweepDays), nil)
 	if err != nil {
@@ -128,6 +128,6 @@ func (s *Source) List(ctx context.Context, _ string) ([]bridge.Recording, string
 }
 
 // Backfill walks history from the given date, one month at a time (connectors.Backfiller).
-func (s *Source) Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]bridge.Recording, error) {
+func (s *Source) Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]connectors.Recording, error) {
 	return s.sweep(ctx, from, progress)
 }

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -102,7 +101,7 @@ func (s *Source) Handler(intake connectors.Intake) http.Handler {
 			if ev.DownloadToken != "" {
 				s.keepToken(rec.ItemID, ev.DownloadToken)
 			}
-			if err := intake(r.Context(), []bridge.Recording{rec}); err != nil {
+			if err := intake(r.Context(), []connectors.Recording{rec}); err != nil {
 				s.log("cannot store a pushed recording; Zoom will send it again", rec.ItemID, err)
 				http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
 				return

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/connectors/zoom"
 	"github.com/transcript-bridge/bridge/connectors/zoom/zoomtest"
 )
@@ -46,8 +46,8 @@ func TestWebhook(t *testing.T) {
 	m := fake.AddMeeting("u1", "", "Pipeline review", day, map[string][]byte{"M4A": bytes.Repeat([]byte("a"), 4000), "MP4": []byte("v")})
 	now := day.Add(2 * time.Hour)
 	src := newSource(t, fake, zoom.Config{})
-	var got []bridge.Recording
-	h := src.Handler(func(_ context.Context, recs []bridge.Recording) error { got = append(got, recs...); return nil })
+	var got []connectors.Recording
+	h := src.Handler(func(_ context.Context, recs []connectors.Recording) error { got = append(got, recs...); return nil })
 
 	// URL validation.
 	w := post(t, h, []byte(`{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event":"endpoint.url_validation","event_ts":1700000000000}`), now, "")

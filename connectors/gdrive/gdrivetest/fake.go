@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,12 +174,19 @@ func apiFile(f *File) *drive.File {
 		out.HeadRevisionId = strconv.Itoa(f.Rev)
 	}
 	if f.Owner != "" {
-		out.Owners = []*drive.User{{Kind: "drive#user", EmailAddress: f.Owner, PermissionId: permissionID(f.Owner)}}
+		out.Owners = []*drive.User{{Kind: "drive#user", EmailAddress: f.Owner, PermissionId: permissionID(f.Owner), DisplayName: displayName(f.Owner)}}
 	}
 	if f.LastModifier != "" {
-		out.LastModifyingUser = &drive.User{Kind: "drive#user", EmailAddress: f.LastModifier, PermissionId: permissionID(f.LastModifier)}
+		out.LastModifyingUser = &drive.User{Kind: "drive#user", EmailAddress: f.LastModifier, PermissionId: permissionID(f.LastModifier),
+			DisplayName: displayName(f.LastModifier)}
 	}
 	return out
+}
+
+// displayName is the user's name as Drive shows it: here the e-mail's local part.
+func displayName(email string) string {
+	name, _, _ := strings.Cut(email, "@")
+	return name
 }
 
 func permissionID(email string) string {

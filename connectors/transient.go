@@ -1,4 +1,4 @@
-package bridge
+package connectors
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 	"time"
 )
 
-// ErrSourceTransient is wrapped by a source failure that may pass by itself: the source answered
+// ErrTransient is wrapped by a source failure that may pass by itself: the source answered
 // 5xx or 429, an HTML page instead of the file (Zoom, while a recording is still processing), a
-// body shorter than the item's size, or the connection failed or was reset. The uploader
+// body shorter than the item's size, or the connection failed or was reset. The bridge
 // retries such a job with backoff and holds it (never skips it) once the source's retry
 // deadline has passed. Any other error of Source.Open is permanent: the job is skipped with it.
-var ErrSourceTransient = errors.New("source temporarily unavailable")
+var ErrTransient = errors.New("source temporarily unavailable")
 
-// TransientError is a source failure that may pass; errors.Is(err, ErrSourceTransient) matches
-// it. Make one with SourceTransient.
+// TransientError is a source failure that may pass; errors.Is(err, ErrTransient) matches it.
+// Make one with Transient.
 type TransientError struct {
 	// Err is the failure, with the operation and the item.
 	Err error
@@ -30,21 +30,21 @@ type TransientError struct {
 // Error returns the failure's message, unchanged.
 func (e *TransientError) Error() string { return e.Err.Error() }
 
-// Unwrap returns ErrSourceTransient and the failure.
-func (e *TransientError) Unwrap() []error { return []error{ErrSourceTransient, e.Err} }
+// Unwrap returns ErrTransient and the failure.
+func (e *TransientError) Unwrap() []error { return []error{ErrTransient, e.Err} }
 
-// SourceTransient marks err as a source failure that may pass, with the wait the source asked
-// for (0: none). It returns nil for a nil err.
-func SourceTransient(err error, retryAfter time.Duration) error {
+// Transient marks err as a source failure that may pass, with the wait the source asked for
+// (0: none). It returns nil for a nil err.
+func Transient(err error, retryAfter time.Duration) error {
 	if err == nil {
 		return nil
 	}
 	return &TransientError{Err: err, RetryAfter: retryAfter}
 }
 
-// SourceRetryAfter returns the wait a transient source failure in err's chain asked for, or
-// zero when there is none.
-func SourceRetryAfter(err error) time.Duration {
+// TransientWait returns the wait a transient source failure in err's chain asked for, or zero
+// when there is none.
+func TransientWait(err error) time.Duration {
 	var te *TransientError
 	if errors.As(err, &te) {
 		return te.RetryAfter
@@ -101,15 +101,15 @@ func (e *exactBody) Read(p []byte) (int, error) {
 	e.n += int64(n)
 	switch {
 	case e.want > 0 && e.n > e.want:
-		e.err = SourceTransient(fmt.Errorf("%s: more than the %d bytes announced", e.what, e.want), 0)
+		e.err = Transient(fmt.Errorf("%s: more than the %d bytes announced", e.what, e.want), 0)
 	case err == io.EOF && e.want > 0 && e.n < e.want:
-		e.err = SourceTransient(fmt.Errorf("%s: %d of %d bytes (cut short)", e.what, e.n, e.want), 0)
+		e.err = Transient(fmt.Errorf("%s: %d of %d bytes (cut short)", e.what, e.n, e.want), 0)
 	case err != nil && err != io.EOF:
 		var te *TransientError
 		if errors.As(err, &te) {
 			e.err = err // already classified by the source
 		} else {
-			e.err = SourceTransient(fmt.Errorf("%s: reading after %d bytes: %w", e.what, e.n, err), 0)
+			e.err = Transient(fmt.Errorf("%s: reading after %d bytes: %w", e.what, e.n, err), 0)
 		}
 	default:
 		return n, err

@@ -1,4 +1,4 @@
-package bridge_test
+package connectors_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 func TestNetFailure(t *testing.T) {
@@ -34,7 +34,7 @@ func TestNetFailure(t *testing.T) {
 		{"end of a body", io.EOF, false},
 		{"nil", nil, false},
 	} {
-		if got := bridge.NetFailure(tc.err); got != tc.want {
+		if got := connectors.NetFailure(tc.err); got != tc.want {
 			t.Errorf("NetFailure(%q) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -46,17 +46,17 @@ func (timeout) Error() string   { return "i/o timeout" }
 func (timeout) Timeout() bool   { return true }
 func (timeout) Temporary() bool { return true }
 
-func TestSourceTransient(t *testing.T) {
-	err := fmt.Errorf("upload a.m4a: %w", bridge.SourceTransient(errors.New("zoom download x: 503"), 2*time.Minute))
-	if !errors.Is(err, bridge.ErrSourceTransient) || bridge.SourceRetryAfter(err) != 2*time.Minute || err.Error() != "upload a.m4a: zoom download x: 503" {
-		t.Errorf("SourceTransient: %q, transient %v, retry after %v; want the message unchanged, transient, 2m",
-			err, errors.Is(err, bridge.ErrSourceTransient), bridge.SourceRetryAfter(err))
+func TestTransient(t *testing.T) {
+	err := fmt.Errorf("upload a.m4a: %w", connectors.Transient(errors.New("zoom download x: 503"), 2*time.Minute))
+	if !errors.Is(err, connectors.ErrTransient) || connectors.TransientWait(err) != 2*time.Minute || err.Error() != "upload a.m4a: zoom download x: 503" {
+		t.Errorf("Transient: %q, transient %v, retry after %v; want the message unchanged, transient, 2m",
+			err, errors.Is(err, connectors.ErrTransient), connectors.TransientWait(err))
 	}
-	if bridge.SourceTransient(nil, time.Second) != nil {
-		t.Errorf("SourceTransient(nil) is not nil")
+	if connectors.Transient(nil, time.Second) != nil {
+		t.Errorf("Transient(nil) is not nil")
 	}
-	if bridge.SourceRetryAfter(errors.New("x")) != 0 {
-		t.Errorf("SourceRetryAfter of a plain error is not 0")
+	if connectors.TransientWait(errors.New("x")) != 0 {
+		t.Errorf("TransientWait of a plain error is not 0")
 	}
 }
 
@@ -91,13 +91,13 @@ func TestExactBody(t *testing.T) {
 		{"cut short", "01234", io.EOF, 10, true, "5 of 10 bytes (cut short)"},
 		{"longer", "0123456789AB", io.EOF, 10, true, "more than the 10 bytes announced"},
 		{"reset", "01234", syscall.ECONNRESET, 10, true, "reading after 5 bytes: connection reset by peer"},
-		{"classified by the source", "01", bridge.SourceTransient(errors.New("html"), time.Minute), 10, true, "html"},
+		{"classified by the source", "01", connectors.Transient(errors.New("html"), time.Minute), 10, true, "html"},
 	} {
-		b, err := io.ReadAll(bridge.ExactBody(&failing{tc.body, tc.err}, tc.want, "zoom download x"))
+		b, err := io.ReadAll(connectors.ExactBody(&failing{tc.body, tc.err}, tc.want, "zoom download x"))
 		switch {
 		case tc.msg == "" && (err != nil || string(b) != tc.body):
 			t.Errorf("ExactBody(%q) read %q, %v; want %q", tc.name, b, err, tc.body)
-		case tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg) || errors.Is(err, bridge.ErrSourceTransient) != tc.transient):
+		case tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg) || errors.Is(err, connectors.ErrTransient) != tc.transient):
 			t.Errorf("ExactBody(%q) = %v, want a transient error saying %q", tc.name, err, tc.msg)
 		}
 	}
