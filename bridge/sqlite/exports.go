@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -48,11 +49,17 @@ func (s *Store) RenewRun(ctx context.Context, name string, tick, until time.Time
 // FinishRun implements export.Store.
 func (s *Store) FinishRun(ctx context.Context, r export.Run, ids []string, advanceTo time.Time, ev bridge.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE export_runs SET status = ?, lease_until = 0, window_from = ?, window_to = ?, location = ?,
+		res, err := tx.ExecContext(ctx, `UPDATE export_runs SET status = ?, lease_until = 0, window_from = ?, window_to = ?, location = ?,
 			listed = ?, exported = ?, skipped = ?, error = ?, finished_at = ? WHERE export = ? AND tick = ?`,
 			r.Status, r.From.UnixNano(), r.Until.UnixNano(), r.Location, r.Listed, r.Exported, r.Skipped, r.Error, r.FinishedAt.UnixNano(),
-			r.Export, r.Tick.UnixNano()); err != nil {
+			r.Export, r.Tick.UnixNano())
+		if err != nil {
 			return err
+		}
+		// A run never claimed has no row: write nothing rather than its items, checkpoint and
+		// event without the run.
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("finish export %s run at %s: no such run (never claimed)", r.Export, r.Tick.UTC().Format(time.RFC3339))
 		}
 		for _, id := range ids {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO export_items (export, transcription_id, tick) VALUES (?,?,?)
