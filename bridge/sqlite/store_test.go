@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/google/uuid"
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
@@ -18,13 +20,25 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/storetest"
 )
 
+// TestStore runs the store contract suite: a fresh file per case, and two handles (two Opens,
+// as two processes have) on one file where a case asks for a second.
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) bridge.Store {
-		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bridge.db"))
-		if err != nil {
-			t.Fatal(err)
+	storetest.Run(t, func(t *testing.T) storetest.Open {
+		path := filepath.Join(t.TempDir(), "bridge.db")
+		return func() storetest.Stores {
+			s, err := sqlite.Open(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			subscriber := func() message.Subscriber {
+				sub, _, err := s.Bus(bus.SubscriberConfig{ConsumerGroup: "storetest-" + uuid.NewString(), PollInterval: 5 * time.Millisecond}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return sub
+			}
+			return storetest.Stores{Store: s, Relay: s, Export: s, Subscriber: subscriber}
 		}
-		return s
 	})
 }
 

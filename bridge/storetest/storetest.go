@@ -1,288 +1,247 @@
-// Package storetest is the suite every bridge.Store passes: the SQLite store today, a
-// PostgreSQL one later. Run it from the implementation's tests with Run.
+// Package storetest is the contract suite every store of the bridge passes: bridge.Store,
+// relay.Store and export.Store over one database, and the events that the writes publish on
+// the bus (bridge.EventsTopic). The SQLite store runs it today, a PostgreSQL store will run it
+// unchanged: an implementation calls Run once, with a function that makes a new, empty
+// database.
+//
+// Every method has its cases: the happy path, the thing that is not there, the second call
+// (idempotency, a stale compare-and-set), and the callers that race (claimers started
+// together on one handle and on two handles of one database, as two processes or replicas
+// have: exactly one wins). Time is always explicit (the now arguments, Job.UpdatedAt): a lease
+// runs out because a later now is passed, never because the test slept. The only waits are for
+// bus messages, bounded by a generous deadline that fails the test, never one that passes it.
 package storetest
 
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill/message"
+
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/export"
+	"github.com/transcript-bridge/bridge/bridge/relay"
 )
 
-// Run runs the suite; open returns a new, empty store for each test.
-func Run(t *testing.T, open func(t *testing.T) bridge.Store) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, bridge.Store)
-	}{
-		{"AddRecordingsIsIdempotent", testAddRecordings},
-		{"CursorMovesWithTheJobs", testCursor},
-		{"UpdateIsCompareAndSet", testUpdateCAS},
-		{"EventsOnlyWithTheirChange", testEventsAtomic},
-		{"ConcurrentClaimsHaveOneWinner", testConcurrentClaims},
-		{"FiltersAndCounts", testFilters},
-		{"InstanceIDIsStable", testInstanceID},
-		{"MappingChangesAreCounted", testMappingChanges},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := open(t)
-			t.Cleanup(func() { s.Close() })
-			tc.fn(t, s)
+// recording and owner are what a source found and says about its owner (the only types the
+// suite names outside the store contract).
+type (
+	recording = bridge.Recording
+	owner     = bridge.Owner
+)
+
+// Stores is one handle on a database under test: the three store contracts (bridge/sqlite's
+// *Store is all three) and its bus.
+type Stores struct {
+	// Store keeps jobs, cursors, history and the outbox; its Close releases the whole handle.
+	bridge.Store
+	// Relay keeps webhook deliveries, their attempts and the endpoints' state.
+	Relay relay.Store
+	// Export keeps scheduled export runs and checkpoints.
+	Export export.Store
+	// Subscriber returns a new subscriber of the bus on which the database's writes publish
+	// their events, in a consumer group of its own that reads every message published so far.
+	// The suite closes it.
+	Subscriber func() message.Subscriber
+}
+
+// Open opens one more handle on a database; the suite closes each handle it opens.
+type Open func() Stores
+
+// Run runs the whole suite. newDatabase makes a new, empty database for one subtest (a fresh
+// file, a fresh PostgreSQL database) and returns how to open handles on it; it fails t when it
+// cannot. Cases that need two handles call the returned Open twice.
+func Run(t *testing.T, newDatabase func(t *testing.T) Open) {
+	for _, m := range methods {
+		t.Run(m.method, func(t *testing.T) {
+			for _, c := range m.cases {
+				t.Run(c.name, func(t *testing.T) {
+					c.fn(t, newDB(t, newDatabase))
+				})
+			}
 		})
 	}
 }
 
-// RunShared runs the tests that need two handles on one database, as two processes have (bridge
-// run, and a command such as identities apply); open returns both, on a new, empty database.
-func RunShared(t *testing.T, open func(t *testing.T) (first, second bridge.Store)) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, bridge.Store, bridge.Store)
-	}{
-		{"MappingChangeSeenByTheOtherHandle", testMappingChangeShared},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			a, b := open(t)
-			t.Cleanup(func() { a.Close(); b.Close() })
-			tc.fn(t, a, b)
-		})
-	}
+type testCase struct {
+	name string
+	fn   func(t *testing.T, d *db)
 }
 
+// methods lists the cases of every method of the contract, in the order of the interfaces.
+var methods = []struct {
+	method string
+	cases  []testCase
+}{
+	{"AddRecordings", addRecordingsCases},
+	{"Cursor", cursorCases},
+	{"Update", updateCases},
+	{"Job", jobCases},
+	{"Jobs", jobsCases},
+	{"History", historyCases},
+	{"Counts", countsCases},
+	{"PendingEvents", pendingEventsCases},
+	{"InstanceID", instanceIDCases},
+	{"NoteMappingChange", noteMappingChangeCases},
+	{"LastMappingChange", lastMappingChangeCases},
+	{"Close", closeCases},
+	{"EventsTopic", busCases},
+	{"FanOut", fanOutCases},
+	{"Abandon", abandonCases},
+	{"Claim", claimCases},
+	{"Record", recordCases},
+	{"Deliveries", deliveriesCases},
+	{"Delivery", deliveryCases},
+	{"Replay", replayCases},
+	{"DisableEndpoint", disableEndpointCases},
+	{"EnableEndpoint", enableEndpointCases},
+	{"DisabledEndpoints", disabledEndpointsCases},
+	{"ClaimRun", claimRunCases},
+	{"RenewRun", renewRunCases},
+	{"FinishRun", finishRunCases},
+	{"Exported", exportedCases},
+	{"Checkpoint", checkpointCases},
+	{"Runs", runsCases},
+	{"LastTick", lastTickCases},
+	{"SourceOf", sourceOfCases},
+}
+
+// db is one subtest's database: its first handle (embedded) and how to open more.
+type db struct {
+	Stores
+	t           *testing.T
+	open        Open
+	newDatabase func(t *testing.T) Open
+}
+
+func newDB(t *testing.T, newDatabase func(t *testing.T) Open) *db {
+	t.Helper()
+	d := &db{t: t, open: newDatabase(t), newDatabase: newDatabase}
+	d.Stores = d.another()
+	return d
+}
+
+// fresh returns another new, empty database in the same subtest.
+func (d *db) fresh() *db {
+	d.t.Helper()
+	return newDB(d.t, d.newDatabase)
+}
+
+// another opens one more handle on the database (another process, another replica), closed
+// when the subtest ends.
+func (d *db) another() Stores {
+	d.t.Helper()
+	s := d.open()
+	if s.Store == nil || s.Relay == nil || s.Export == nil || s.Subscriber == nil {
+		d.t.Fatalf("Open() = %+v: Store, Relay, Export and Subscriber must all be set", s)
+	}
+	var once sync.Once
+	d.t.Cleanup(func() { once.Do(func() { s.Close() }) })
+	return Stores{Store: closeOnce{s.Store, &once}, Relay: s.Relay, Export: s.Export, Subscriber: s.Subscriber}
+}
+
+// closeOnce lets a case close a handle itself (Close's own cases) before the cleanup does.
+type closeOnce struct {
+	bridge.Store
+	once *sync.Once
+}
+
+func (c closeOnce) Close() error {
+	err := errors.New("storetest: the suite closed this handle twice")
+	c.once.Do(func() { err = c.Store.Close() })
+	return err
+}
+
+// t0 is the suite's clock: every time is t0 plus something.
 var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 
-func rec(item, version string) bridge.Recording {
-	return bridge.Recording{ItemID: item, Version: version, Name: item + ".wav", Size: 2048, ModTime: t0,
-		Owner: &bridge.Owner{Provider: "zoom", ID: "u-1", Email: "a@b.c"}}
+var ctx = context.Background()
+
+// rec is one version of one item, with everything a source can say about it.
+func rec(item, version string) recording {
+	return recording{ItemID: item, Version: version, Name: item + ".wav", Size: 2048, ModTime: t0.Add(-time.Hour),
+		Link: "https://example.com/" + item, SourceExternalID: "test:" + item + "@" + version,
+		Owner:    &owner{Provider: "zoom", ID: "u-1", Email: "a@example.com"},
+		Fields:   map[string]string{"team": "sales"},
+		Metadata: map[string]string{"topic": "weekly " + item}}
 }
 
-func testAddRecordings(t *testing.T, s bridge.Store) {
-	ctx := context.Background()
-	added, err := s.AddRecordings(ctx, "inbox", []bridge.Recording{rec("a", "1"), rec("b", "1")}, "c1", t0)
-	if err != nil || len(added) != 2 {
-		t.Fatalf("AddRecordings = %d, %v; want 2 new jobs", len(added), err)
+// add stores recs as jobs of source at now, failing the test on an error.
+func (d *db) add(t *testing.T, source string, now time.Time, recs ...recording) []bridge.Job {
+	t.Helper()
+	added, err := d.AddRecordings(ctx, source, recs, "", now)
+	if err != nil || len(added) != len(recs) {
+		t.Fatalf("AddRecordings(%s, %d recordings) = %d jobs, %v; want %d", source, len(recs), len(added), err, len(recs))
 	}
-	if added[0].State != bridge.StateDiscovered || added[0].Source != "inbox" || added[0].ID == "" {
-		t.Errorf("new job = %+v", added[0])
-	}
-	again, err := s.AddRecordings(ctx, "inbox", []bridge.Recording{rec("a", "1"), rec("a", "2")}, "c2", t0)
-	if err != nil || len(again) != 1 || again[0].Version != "2" {
-		t.Fatalf("second sighting = %+v, %v; want only the new version", again, err)
-	}
-	other, _ := s.AddRecordings(ctx, "drive", []bridge.Recording{rec("a", "1")}, "", t0)
-	if len(other) != 1 {
-		t.Errorf("the same item in another source = %d jobs, want 1", len(other))
-	}
-	j, err := s.Job(ctx, added[0].ID)
-	if err != nil || j.Owner == nil || j.Owner.Email != "a@b.c" || j.Size != 2048 || !j.ModTime.Equal(t0) {
-		t.Errorf("Job() = %+v, %v; want the recording kept", j, err)
-	}
-	if _, err := s.Job(ctx, "missing"); !errors.Is(err, bridge.ErrNotFound) {
-		t.Errorf("Job(missing) = %v, want ErrNotFound", err)
-	}
-	h, _ := s.History(ctx, added[0].ID)
-	if len(h) != 1 || h[0].To != bridge.StateDiscovered {
-		t.Errorf("history = %+v", h)
-	}
+	return added
 }
 
-func testCursor(t *testing.T, s bridge.Store) {
-	ctx := context.Background()
-	if c, err := s.Cursor(ctx, "inbox"); c != "" || err != nil {
-		t.Errorf("Cursor before any scan = %q, %v", c, err)
-	}
-	s.AddRecordings(ctx, "inbox", nil, "page-2", t0)
-	if c, _ := s.Cursor(ctx, "inbox"); c != "page-2" {
-		t.Errorf("Cursor = %q, want page-2", c)
+// job adds one job of item a in source inbox.
+func (d *db) job(t *testing.T) bridge.Job {
+	t.Helper()
+	return d.add(t, "inbox", t0, rec("a", "1"))[0]
+}
+
+// move writes j in state to, from its current state, at `at`, with events; it fails the test on
+// an error and leaves j as stored.
+func (d *db) move(t *testing.T, j *bridge.Job, to bridge.State, at time.Time, events ...bridge.Event) {
+	t.Helper()
+	from := j.State
+	j.State, j.UpdatedAt = to, at
+	if err := d.Update(ctx, j, from, "to "+string(to), events...); err != nil {
+		t.Fatalf("Update(%s, %s → %s) = %v, want nil", j.ID, from, to, err)
 	}
 }
 
-func testUpdateCAS(t *testing.T, s bridge.Store) {
-	ctx := context.Background()
-	added, _ := s.AddRecordings(ctx, "inbox", []bridge.Recording{rec("a", "1")}, "", t0)
-	j := added[0]
-	j.State, j.IdempotencyKey, j.AttemptAt, j.UpdatedAt = bridge.StateUploading, "key-1", t0, t0.Add(time.Second)
-	if err := s.Update(ctx, &j, bridge.StateDiscovered, "uploading"); err != nil {
-		t.Fatal(err)
-	}
-	stale := j
-	stale.State = bridge.StateSkipped
-	if err := s.Update(ctx, &stale, bridge.StateDiscovered, "late"); !errors.Is(err, bridge.ErrConflict) {
-		t.Errorf("Update from a stale state = %v, want ErrConflict", err)
-	}
-	got, _ := s.Job(ctx, j.ID)
-	if got.State != bridge.StateUploading || got.IdempotencyKey != "key-1" || !got.AttemptAt.Equal(t0) {
-		t.Errorf("stored job = %+v", got)
-	}
-	h, _ := s.History(ctx, j.ID)
-	if len(h) != 2 || h[1].From != bridge.StateDiscovered || h[1].To != bridge.StateUploading || h[1].Reason != "uploading" {
-		t.Errorf("history = %+v", h)
-	}
-}
-
-func testEventsAtomic(t *testing.T, s bridge.Store) {
-	ctx := context.Background()
-	added, _ := s.AddRecordings(ctx, "inbox", []bridge.Recording{rec("a", "1")}, "", t0)
-	j := added[0]
-	j.State = bridge.StateSkipped
-	// A conflicting update writes no event.
-	if err := s.Update(ctx, &j, bridge.StateReady, "x", bridge.NewEvent(bridge.EventSkipped, &j, nil)); !errors.Is(err, bridge.ErrConflict) {
-		t.Fatalf("Update = %v, want ErrConflict", err)
-	}
-	if ev, _ := s.PendingEvents(ctx, 10); len(ev) != 0 {
-		t.Errorf("a failed update left %d events", len(ev))
-	}
-	if err := s.Update(ctx, &j, bridge.StateDiscovered, "too small", bridge.NewEvent(bridge.EventSkipped, &j, map[string]any{"reason": "too small"})); err != nil {
-		t.Fatal(err)
-	}
-	ev, _ := s.PendingEvents(ctx, 10)
-	if len(ev) != 1 || ev[0].Type != bridge.EventSkipped || ev[0].JobID != j.ID || len(ev[0].Data) == 0 {
-		t.Fatalf("events = %+v", ev)
-	}
-}
-
-func testConcurrentClaims(t *testing.T, s bridge.Store) {
-	ctx := context.Background()
-	added, _ := s.AddRecordings(ctx, "inbox", []bridge.Recording{rec("a", "1")}, "", t0)
-	var wins, conflicts int
-	var mu sync.Mutex
+// together runs fn(0) … fn(n-1) in n goroutines released at the same moment, and waits for
+// them all.
+func together(n int, fn func(i int)) {
 	var wg sync.WaitGroup
-	for i := range 8 {
+	start := make(chan struct{})
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			j := added[0]
-			j.State, j.IdempotencyKey = bridge.StateUploading, fmt.Sprint("key-", i)
-			err := s.Update(ctx, &j, bridge.StateDiscovered, "claim")
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				wins++
-			case errors.Is(err, bridge.ErrConflict):
-				conflicts++
-			default:
-				t.Errorf("claim %d: %v", i, err)
-			}
+			<-start
+			fn(i)
 		}()
 	}
+	close(start)
 	wg.Wait()
-	if wins != 1 || conflicts != 7 {
-		t.Errorf("8 concurrent claims: %d won, %d conflicted; want 1 and 7", wins, conflicts)
-	}
 }
 
-func testFilters(t *testing.T, s bridge.Store) {
-	ctx := context.Background()
-	added, _ := s.AddRecordings(ctx, "inbox", []bridge.Recording{rec("a", "1"), rec("b", "1"), rec("c", "1")}, "", t0)
-	s.AddRecordings(ctx, "drive", []bridge.Recording{rec("d", "1")}, "", t0)
-	j := added[1]
-	j.State, j.NextAt = bridge.StateHeld, t0.Add(time.Hour)
-	s.Update(ctx, &j, bridge.StateDiscovered, "no member")
-	if got, _ := s.Jobs(ctx, bridge.JobFilter{States: []bridge.State{bridge.StateDiscovered}, Source: "inbox"}); len(got) != 2 || got[0].ItemID != "a" {
-		t.Errorf("discovered in inbox = %d jobs", len(got))
+// handles returns the handles callers take turns on: the first only, or the first and a
+// second one on the same database.
+func (d *db) handles(two bool) []Stores {
+	if two {
+		return []Stores{d.Stores, d.another()}
 	}
-	if got, _ := s.Jobs(ctx, bridge.JobFilter{States: []bridge.State{bridge.StateHeld}, DueBefore: t0}); len(got) != 0 {
-		t.Errorf("held jobs due now = %d, want 0 (due in an hour)", len(got))
-	}
-	if got, _ := s.Jobs(ctx, bridge.JobFilter{States: []bridge.State{bridge.StateHeld}, DueBefore: t0.Add(2 * time.Hour)}); len(got) != 1 {
-		t.Errorf("held jobs due in two hours = %d, want 1", len(got))
-	}
-	if got, _ := s.Jobs(ctx, bridge.JobFilter{Limit: 2}); len(got) != 2 {
-		t.Errorf("Limit 2 gave %d", len(got))
-	}
-	counts, _ := s.Counts(ctx)
-	if counts[bridge.StateDiscovered] != 3 || counts[bridge.StateHeld] != 1 {
-		t.Errorf("Counts = %v", counts)
-	}
+	return []Stores{d.Stores}
 }
 
-func testInstanceID(t *testing.T, s bridge.Store) {
-	ctx := context.Background()
-	a, err := s.InstanceID(ctx)
-	b, _ := s.InstanceID(ctx)
-	if err != nil || a == "" || a != b {
-		t.Errorf("InstanceID = %q, %q, %v; want one stable id", a, b, err)
+// onHandles names the two ways concurrent cases run.
+var onHandles = []struct {
+	name string
+	two  bool
+}{{"one handle", false}, {"two handles", true}}
+
+// concurrent adds a case per way of onHandles: name + " on one handle" and " on two handles".
+func concurrent(name string, fn func(t *testing.T, d *db, hs []Stores)) []testCase {
+	var out []testCase
+	for _, h := range onHandles {
+		out = append(out, testCase{name + " on " + h.name, func(t *testing.T, d *db) { fn(t, d, d.handles(h.two)) }})
 	}
+	return out
 }
 
-func testMappingChanges(t *testing.T, s bridge.Store) {
-	ctx := context.Background()
-	if ch, err := s.LastMappingChange(ctx); err != nil || ch.Generation != 0 || ch.Reason != "" || !ch.At.IsZero() {
-		t.Fatalf("LastMappingChange before any = %+v, %v; want generation 0", ch, err)
+func ids(jobs []bridge.Job) string {
+	var out []string
+	for _, j := range jobs {
+		out = append(out, j.ItemID)
 	}
-	tests := []struct {
-		reason string
-		at     time.Time
-		want   int64
-	}{
-		{"identities apply --source zoom: 1 created", t0, 1},
-		{"jobs release j-1", t0.Add(time.Minute), 2},
-		{"", t0.Add(2 * time.Minute), 3},
-	}
-	for _, tc := range tests {
-		ch, err := s.NoteMappingChange(ctx, tc.reason, tc.at)
-		if err != nil || ch.Generation != tc.want || ch.Reason != tc.reason || !ch.At.Equal(tc.at) {
-			t.Errorf("NoteMappingChange(%q) = %+v, %v; want generation %d", tc.reason, ch, err, tc.want)
-		}
-		if last, err := s.LastMappingChange(ctx); err != nil || last.Generation != ch.Generation || last.Reason != ch.Reason || !last.At.Equal(ch.At) {
-			t.Errorf("LastMappingChange after %q = %+v, %v; want %+v", tc.reason, last, err, ch)
-		}
-	}
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := s.NoteMappingChange(ctx, fmt.Sprint("concurrent ", i), t0); err != nil {
-				t.Errorf("concurrent NoteMappingChange: %v", err)
-			}
-		}()
-	}
-	wg.Wait()
-	if ch, _ := s.LastMappingChange(ctx); ch.Generation != 11 {
-		t.Errorf("after 3 and 8 concurrent changes the generation is %d, want 11 (none lost)", ch.Generation)
-	}
-}
-
-func testMappingChangeShared(t *testing.T, a, b bridge.Store) {
-	ctx := context.Background()
-	if _, err := a.NoteMappingChange(ctx, "identities apply --source zoom", t0); err != nil {
-		t.Fatal(err)
-	}
-	if ch, err := b.LastMappingChange(ctx); err != nil || ch.Generation != 1 || ch.Reason != "identities apply --source zoom" || !ch.At.Equal(t0) {
-		t.Errorf("the other handle sees %+v, %v; want generation 1 and its reason", ch, err)
-	}
-	if _, err := b.NoteMappingChange(ctx, "jobs release", t0.Add(time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if ch, _ := a.LastMappingChange(ctx); ch.Generation != 2 || ch.Reason != "jobs release" {
-		t.Errorf("the first handle sees %+v; want generation 2", ch)
-	}
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := a
-			if i%2 == 1 {
-				s = b
-			}
-			if _, err := s.NoteMappingChange(ctx, "both at once", t0); err != nil {
-				t.Errorf("NoteMappingChange %d: %v", i, err)
-			}
-		}()
-	}
-	wg.Wait()
-	for name, s := range map[string]bridge.Store{"first": a, "second": b} {
-		if ch, _ := s.LastMappingChange(ctx); ch.Generation != 10 {
-			t.Errorf("the %s handle sees generation %d after 2 and 8 concurrent changes from both, want 10", name, ch.Generation)
-		}
-	}
+	return strings.Join(out, ",")
 }
