@@ -165,7 +165,7 @@ var ctx = context.Background()
 func rec(item, version string) recording {
 	return recording{ItemID: item, Version: version, Name: item + ".wav", Size: 2048, ModTime: t0.Add(-time.Hour),
 		Link: "https://example.com/" + item, SourceExternalID: "test:" + item + "@" + version,
-		Owner:    &owner{Provider: "zoom", ID: "u-1", Email: "a@example.com"},
+		Owner:    &owner{Provider: "zoom", ID: "u-1", Email: "a@example.com", Name: "Ada"},
 		Fields:   map[string]string{"team": "sales"},
 		Metadata: map[string]string{"topic": "weekly " + item}}
 }
