@@ -183,7 +183,7 @@ var builtinConfig = map[string]any{
 	"store.driver": "sqlite",
 	"store.dsn":    "./data/bridge.db",
 	"sources": []any{map[string]any{
-		"name": "inbox", "type": "localdir", "path": "./inbox", "schedule": "@every 10s",
+		"name": "inbox", "type": "localdir", "path": defaultInbox, "schedule": "@every 10s",
 		"author": "email:owner@acme.test",
 		"upload": map[string]any{"language": "auto", "ai_metadata": true, "reports": []any{"summary"}},
 	}},

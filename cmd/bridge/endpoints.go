@@ -167,7 +167,11 @@ func newWebhooksTestCmd() *cobra.Command {
 					continue
 				}
 				now := time.Now()
-				m := relay.Message{ID: "msg_ping_" + fmt.Sprint(now.UnixNano()), Type: "ping", Time: now, Data: map[string]any{"endpoint": e.Name}}
+				id, err := webhook.NewID()
+				if err != nil {
+					return err
+				}
+				m := relay.Message{ID: id, Type: "ping", Time: now, Data: map[string]any{"endpoint": e.Name}}
 				res, err := relay.Send(cmd.Context(), relay.NewHTTPClient(e.AllowPrivate, e.Timeout), e.Unfiltered(), m, now)
 				if err != nil {
 					return &exitError{code: exitFailed, err: err}

@@ -73,7 +73,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case isFlagError(err), strings.HasPrefix(err.Error(), "unknown command "):
+	case isFlagError(err), strings.HasPrefix(err.Error(), "unknown command "), strings.HasPrefix(err.Error(), "required flag"):
 		return exitUsage
 	}
 	return exitFailed

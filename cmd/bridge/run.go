@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -67,6 +69,9 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if cf.path == "" {
+				makeDefaultInbox(cfg, cmd.ErrOrStderr())
+			}
 			return runBridge(cmd.Context(), cfg, once, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -75,11 +80,42 @@ func newRunCmd() *cobra.Command {
 	return cmd
 }
 
+// defaultInbox is the folder of the built-in default's source.
+const defaultInbox = "./inbox"
+
+// makeDefaultInbox creates the folder of the built-in default's local source when no
+// configuration file exists (a first run in an empty directory), saying so.
+func makeDefaultInbox(cfg *Config, w io.Writer) {
+	if _, err := os.Stat(defaultConfigPath); err == nil {
+		return // configs/bridge.yaml decides
+	}
+	for _, s := range cfg.Sources {
+		path, _ := s.Options["path"].(string)
+		if s.Type != "localdir" || path != defaultInbox {
+			continue // a folder the user named must exist: a typo is an error, not a new folder
+		}
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && os.MkdirAll(path, 0o755) == nil {
+			fmt.Fprintf(w, "created %s: drop recordings there\n", path)
+		}
+	}
+}
+
 func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Writer) error {
 	log := newLogger(stderr)
 	endpoints, err := buildEndpoints(cfg)
 	if err != nil {
 		return err
+	}
+	// Sources and their mapping are checked before the store is opened: a bad setting creates
+	// no database.
+	srcs := make([]connectors.Source, len(cfg.Sources))
+	for i, s := range cfg.Sources {
+		if srcs[i], err = connectors.New(s.Type, s.Name, s.Options); err != nil {
+			return usageError("sources[%d]: %v", i, err)
+		}
+		if _, err := newMapper(s, "check", &mapping.Members{}); err != nil {
+			return usageError("sources[%d].%v", i, err)
+		}
 	}
 	store, err := sqlite.Open(ctx, cfg.Store.DSN)
 	if err != nil {
@@ -97,13 +133,8 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	members := &mapping.Members{} // its Dir is the API client, once built below
 	pushers := map[string]connectors.Pusher{}
 	for i, s := range cfg.Sources {
-		src, err := connectors.New(s.Type, s.Name, s.Options)
-		if err != nil {
-			return usageError("sources[%d]: %v", i, err)
-		}
-		m, err := mapping.New(s.Name, s.Type, instance, mapping.Rules{Author: s.Author, ExternalID: s.ExternalID, Metadata: s.Metadata,
-			Provider: s.Mapping.Provider, Resolve: s.Mapping.Rules, Otherwise: s.Mapping.Otherwise, Members: members,
-			Map: s.Mapping.Map, MapFile: s.Mapping.MapFile})
+		src := srcs[i]
+		m, err := newMapper(s, instance, members)
 		if err != nil {
 			return usageError("sources[%d].%v", i, err)
 		}
@@ -220,6 +251,14 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return summarize(ctx, store, stdout)
 	}
 	return nil
+}
+
+// newMapper builds the mapping of source s for this installation (instance) with the shared
+// member list; the error names the setting at fault.
+func newMapper(s SourceConfig, instance string, members *mapping.Members) (*mapping.Mapper, error) {
+	return mapping.New(s.Name, s.Type, instance, mapping.Rules{Author: s.Author, ExternalID: s.ExternalID, Metadata: s.Metadata,
+		Provider: s.Mapping.Provider, Resolve: s.Mapping.Rules, Otherwise: s.Mapping.Otherwise, Members: members,
+		Map: s.Mapping.Map, MapFile: s.Mapping.MapFile})
 }
 
 // serveHooks starts the HTTP server with each pushing source's webhook at

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,7 @@ and, when it generated keys, the keys (only their hashes are stored: keep them).
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8090", "address to listen on")
-	fl.StringVar(&f.db, "db", "./data/sandbox.db", "SQLite file holding the sandbox state (\":memory:\" keeps it in memory)")
+	fl.StringVar(&f.db, "db", "./data/sandbox-server.db", "SQLite file holding the sandbox state (\":memory:\" keeps it in memory); bridge run's in-process sandbox keeps its own in ./data/sandbox.db")
 	fl.StringVar(&f.seed, "seed", "", "seed file (see configs/sandbox.yaml); empty creates a demo workspace with generated keys")
 	fl.Float64Var(&f.timeScale, "time-scale", 1, "multiplier of every processing time (0.01 finishes a one-hour file in 2.4 s)")
 	fl.StringVar(&f.faults, "faults", "", `random faults, e.g. "5xx=0.05,429=0.05,reset=0.01,latency=20ms"`)
@@ -67,6 +68,9 @@ func runSandbox(cmd *cobra.Command, f sandboxFlags) error {
 		}
 	}
 	log := newLogger(cmd.ErrOrStderr())
+	if _, err := os.Stat(f.db); err == nil && seed != nil && !f.reset {
+		log.Warn(fmt.Sprintf("%s already holds a sandbox's state: --seed %s applies only to a new database, so its keys and workspaces are not loaded; add --reset to start over from the seed", f.db, f.seed))
+	}
 	srv, err := sandbox.New(ctx, sandbox.Options{
 		DBPath: f.db, Seed: seed, TimeScale: f.timeScale, Faults: faults, FaultSeed: f.faultSeed,
 		MediaDir: f.mediaDir, StallTimeout: f.stallAfter,

@@ -13,7 +13,7 @@ import (
 
 // Build facts, set at link time when the build knows better than the module metadata:
 //
-//	go build -ldflags "-X main.version=v1.2.3 -X main.commit=abc1234 -X main.date=2026-11-23T10:00:00Z" ./cmd/bridge
+//	go build -o bin/bridge -ldflags "-X main.version=v1.2.3 -X main.commit=abc1234 -X main.date=2026-11-23T10:00:00Z" ./cmd/bridge
 //
 // Empty ones are read from debug.ReadBuildInfo (module version, vcs.revision, vcs.time).
 var (
