@@ -8,13 +8,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/transcript-bridge/bridge/internal/media"
 )
 
 const (
@@ -96,24 +92,8 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	path, digest, n, rerr := s.receiveBody(w, r, u)
 	s.uploads.release(p.keyHash, ws.ID)
-	if rerr != nil && n >= u.length {
-		internalError(w, r, rerr)
-		return
-	}
 	if rerr != nil {
-		var ne interface{ Timeout() bool }
-		if errors.As(rerr, &ne) && ne.Timeout() {
-			os.Remove(path)
-			writeError(w, r, http.StatusRequestTimeout, "upload_timeout", "no data for too long, or the upload lasted too long",
-				map[string]any{"received_bytes": n, "content_length": u.length})
-			return
-		}
-		// The client went away mid-body: the record fails as UPLOAD_INCOMPLETE, nothing is charged.
-		os.Remove(path)
-		if _, err := s.insertUpload(context.Background(), p, u, "", "", probeResult{failure: "UPLOAD_INCOMPLETE"}); err != nil {
-			s.opts.Logf("sandbox: record incomplete upload: %v", err)
-		}
-		writeError(w, r, http.StatusBadRequest, "upload_incomplete", fmt.Sprintf("received %d of %d bytes", n, u.length), nil)
+		s.bodyFailed(w, r, p, u, path, n, rerr)
 		return
 	}
 	probe := probeMedia(ctx, path, u.ext)
@@ -128,145 +108,28 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, resp)
 }
 
-// validateUpload runs every header and query check; it answers the request and returns false
-// on the first failure.
-func (s *Server) validateUpload(w http.ResponseWriter, r *http.Request, p *principal, ws *workspace) (*uploadRequest, bool) {
-	ctx := r.Context()
-	q := r.URL.Query()
-	u := &uploadRequest{diarize: true, language: "auto"}
-	if q.Has("filename") {
-		writeError(w, r, http.StatusBadRequest, "filename_required", "the filename query parameter is not accepted; send Content-Disposition: attachment; filename=<name>", nil)
-		return nil, false
+// bodyFailed answers an upload whose body was not received whole (rerr, after n bytes, the
+// part in path): 500 when every byte arrived (the sandbox's own disk failed), 408
+// upload_timeout after a stall (nothing left), else 400 upload_incomplete with a failed record
+// left (nothing charged).
+func (s *Server) bodyFailed(w http.ResponseWriter, r *http.Request, p *principal, u *uploadRequest, path string, n int64, rerr error) {
+	if n >= u.length {
+		internalError(w, r, rerr)
+		return
 	}
-	if r.ContentLength < 0 || r.Header.Get("Content-Length") == "" {
-		writeError(w, r, http.StatusLengthRequired, "length_required", "Content-Length is required", nil)
-		return nil, false
+	var ne interface{ Timeout() bool }
+	if errors.As(rerr, &ne) && ne.Timeout() {
+		os.Remove(path)
+		writeError(w, r, http.StatusRequestTimeout, "upload_timeout", "no data for too long, or the upload lasted too long",
+			map[string]any{"received_bytes": n, "content_length": u.length})
+		return
 	}
-	u.length = r.ContentLength
-	limit := min(int64(maxUploadBytes), int64(ws.MaxFileSizeMB)<<20)
-	if u.length > limit {
-		writeError(w, r, http.StatusRequestEntityTooLarge, "file_size_limit_exceeded",
-			fmt.Sprintf("Content-Length %d exceeds the limit of %d bytes", u.length, limit), map[string]any{"max_bytes": limit})
-		return nil, false
+	// The client went away mid-body: the record fails as UPLOAD_INCOMPLETE, nothing is charged.
+	os.Remove(path)
+	if _, err := s.insertUpload(context.Background(), p, u, "", "", probeResult{failure: "UPLOAD_INCOMPLETE"}); err != nil {
+		s.opts.Logf("sandbox: record incomplete upload: %v", err)
 	}
-	name, err := dispositionFilename(r.Header.Get("Content-Disposition"))
-	if err != nil {
-		writeError(w, r, http.StatusBadRequest, "filename_required", err.Error(), nil)
-		return nil, false
-	}
-	u.filename, u.ext = name, media.Ext(name)
-	if media.Kind(u.ext) == "" {
-		writeError(w, r, http.StatusBadRequest, "unsupported_file_format", fmt.Sprintf("extension %q of %q is not supported", u.ext, name), map[string]any{"extension": u.ext})
-		return nil, false
-	}
-	if u.length < minUploadBytes {
-		writeError(w, r, http.StatusBadRequest, "file_too_small", fmt.Sprintf("the file has %d bytes; at least %d are needed", u.length, minUploadBytes), map[string]any{"min_bytes": minUploadBytes})
-		return nil, false
-	}
-	if q.Has("language") {
-		u.language = q.Get("language")
-		if !languages[u.language] {
-			badParam(w, r, "unsupported_language", "language", fmt.Sprintf("%q is not a supported language code", u.language))
-			return nil, false
-		}
-	}
-	for _, b := range []struct {
-		name string
-		dst  *bool
-	}{{"diarize", &u.diarize}, {"ai_metadata", &u.aiMeta}} {
-		if q.Has(b.name) {
-			v, err := strconv.ParseBool(q.Get(b.name))
-			if err != nil {
-				badParam(w, r, "invalid_parameter", b.name, fmt.Sprintf("%q is not true or false", q.Get(b.name)))
-				return nil, false
-			}
-			*b.dst = v
-		}
-	}
-	if q.Has("speakers_count") {
-		n, err := strconv.Atoi(q.Get("speakers_count"))
-		if err != nil || n < 1 || n > 20 {
-			badParam(w, r, "invalid_speakers_count", "speakers_count", fmt.Sprintf("%q is not an integer from 1 to 20", q.Get("speakers_count")))
-			return nil, false
-		}
-		u.speakers = n
-	}
-	if q.Has("project_id") {
-		id := strings.ToLower(q.Get("project_id"))
-		ok := isUUID(id)
-		if ok {
-			if ok, err = projectAccessible(ctx, s.db, p, id); err != nil {
-				internalError(w, r, err)
-				return nil, false
-			}
-		}
-		if !ok {
-			writeError(w, r, http.StatusUnprocessableEntity, "project_not_found", "the project does not exist or is not accessible to the key's creator", map[string]any{"project_id": q.Get("project_id")})
-			return nil, false
-		}
-		u.projectID = sql.NullString{String: id, Valid: true}
-	}
-	if q.Has("reports") {
-		if !require(w, r, p, scopeReports) {
-			return nil, false
-		}
-		var slugs []string
-		for _, sl := range strings.Split(q.Get("reports"), ",") {
-			if sl = strings.TrimSpace(sl); sl != "" {
-				slugs = append(slugs, sl)
-			}
-		}
-		prompts, ferr, err := resolveSlugs(ctx, s.db, p, slugs, ws.ReportsPerUpload)
-		if err != nil {
-			internalError(w, r, err)
-			return nil, false
-		}
-		if ferr != nil {
-			writeError(w, r, http.StatusUnprocessableEntity, ferr.code, ferr.message, ferr.detail)
-			return nil, false
-		}
-		u.prompts = prompts
-	}
-	if vals, ok := r.Header["X-External-Id"]; ok {
-		v := strings.Join(vals, ",")
-		if ferr := validateExternalID(v); ferr != nil {
-			writeError(w, r, http.StatusUnprocessableEntity, ferr.code, ferr.message, ferr.detail)
-			return nil, false
-		}
-		u.externalID = sql.NullString{String: v, Valid: true}
-	}
-	if vals, ok := r.Header["X-Metadata"]; ok {
-		v := strings.Join(vals, ",")
-		if ferr := validateMetadata(v); ferr != nil {
-			writeError(w, r, http.StatusUnprocessableEntity, ferr.code, ferr.message, ferr.detail)
-			return nil, false
-		}
-		u.metadata = sql.NullString{String: v, Valid: true}
-	}
-	u.authorID = p.memberID
-	if v := r.Header.Get("X-Author"); v != "" {
-		ref, ferr := parseAuthor(v, true)
-		if ferr != nil {
-			writeError(w, r, http.StatusUnprocessableEntity, ferr.code, ferr.message, ferr.detail)
-			return nil, false
-		}
-		m, err := resolveAuthor(ctx, s.db, p.workspaceID, ref)
-		if err != nil {
-			internalError(w, r, err)
-			return nil, false
-		}
-		if m == nil {
-			authorNotMember(w, r, v)
-			return nil, false
-		}
-		u.authorID = m.ID
-	}
-	u.idemKey = r.Header.Get("Idempotency-Key")
-	if len(u.idemKey) > 255 {
-		writeError(w, r, http.StatusUnprocessableEntity, "idempotency_key_invalid", "Idempotency-Key is longer than 255 characters", nil)
-		return nil, false
-	}
-	return u, true
+	writeError(w, r, http.StatusBadRequest, "upload_incomplete", fmt.Sprintf("received %d of %d bytes", n, u.length), nil)
 }
 
 // uploadResponse is the 201 (and idempotent 200) answer.
