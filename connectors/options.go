@@ -29,9 +29,30 @@ func (o *Options) get(key string) (any, bool) {
 
 func (o *Options) fail(key string, err error) {
 	if o.err == nil {
-		o.err = fmt.Errorf("option %s: %w", key, err)
+		o.err = &OptionError{Key: key, Err: err}
 	}
 }
+
+// OptionError is a source option that is unknown or has a bad value; Key names it as written
+// in the configuration, so the caller can say where it was set.
+type OptionError struct {
+	// Key is the option ("stable_for").
+	Key string
+	// Err says what is wrong with it.
+	Err error
+	// Unknown is set when the source takes no such option (rather than a bad value).
+	Unknown bool
+}
+
+func (e *OptionError) Error() string {
+	if e.Unknown {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("option %s: %v", e.Key, e.Err)
+}
+
+// Unwrap returns what is wrong.
+func (e *OptionError) Unwrap() error { return e.Err }
 
 // String returns the option key, or def when it is not set.
 func (o *Options) String(key, def string) string {
@@ -174,7 +195,7 @@ func (o *Options) Err(typ string) error {
 		sort.Strings(unknown)
 		names := append([]string(nil), o.known...)
 		sort.Strings(names)
-		return fmt.Errorf("unknown option %q (%s takes %s)", unknown[0], typ, strings.Join(names, ", "))
+		return &OptionError{Key: unknown[0], Unknown: true, Err: fmt.Errorf("unknown option %q (%s takes %s)", unknown[0], typ, strings.Join(names, ", "))}
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/export"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // yamlDateToString turns a YAML date (since: 2026-01-01, decoded as a time) back into text for
@@ -91,6 +92,10 @@ type Config struct {
 		// Interval is how often due deliveries are looked for (default 500ms).
 		Interval time.Duration `koanf:"interval"`
 	} `koanf:"relay"`
+
+	// origins remembers which file position, variable or flag set each key (for errors found
+	// after loading); nil for a Config not made by loadConfig.
+	origins *origins
 }
 
 // WebhookConfig is one webhook endpoint (see bridge/relay.EndpointConfig).
@@ -241,7 +246,19 @@ func loadConfig(path string, explicit bool, sets []string) (*Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, orig.attribute(err)
 	}
+	cfg.origins = orig
 	return &cfg, nil
+}
+
+// sourceError is a usage error for source i's connector refusing its options: an option's
+// error names the file position, variable or flag that set it, then the key.
+func (c *Config) sourceError(i int, err error) error {
+	var oe *connectors.OptionError
+	if errors.As(err, &oe) && c.origins != nil {
+		at := fmt.Sprintf("sources.%d.%s", i, strings.ToLower(oe.Key))
+		return usageError("%s: sources[%d].%s: %v", c.origins.of(at, !oe.Unknown), i, oe.Key, oe.Err)
+	}
+	return usageError("sources[%d]: %v", i, err)
 }
 
 func unwrapDecode(err error) error {

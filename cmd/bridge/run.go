@@ -111,7 +111,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	srcs := make([]connectors.Source, len(cfg.Sources))
 	for i, s := range cfg.Sources {
 		if srcs[i], err = connectors.New(s.Type, s.Name, s.Options); err != nil {
-			return usageError("sources[%d]: %v", i, err)
+			return cfg.sourceError(i, err)
 		}
 		if _, err := newMapper(s, "check", &mapping.Members{}); err != nil {
 			return usageError("sources[%d].%v", i, err)

@@ -23,7 +23,7 @@ func sourceByName(cfg *Config, name string) (connectors.Source, *SourceConfig, e
 		}
 		src, err := connectors.New(s.Type, s.Name, s.Options)
 		if err != nil {
-			return nil, nil, usageError("sources[%d] (%s): %v", i, name, err)
+			return nil, nil, cfg.sourceError(i, err)
 		}
 		return src, s, nil
 	}
