@@ -112,6 +112,9 @@ func configReference(root string) ([]byte, []string, error) {
 	var sections []refSection
 	for i := range ct.NumField() {
 		f := ct.Field(i)
+		if !f.IsExported() {
+			continue // bookkeeping of loadConfig, not a setting
+		}
 		af, doc := g.fieldDoc(cst, f.Name, "Config")
 		name, _, _ := strings.Cut(f.Tag.Get("koanf"), ",")
 		sec := refSection{title: name, intro: doc}
