@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/internal/media"
 	"github.com/transcript-bridge/bridge/mapping"
 )
@@ -152,7 +153,7 @@ func (p *Pipeline) skip(ctx context.Context, j *Job, reason string) error {
 
 // Intake stores recordings pushed by a source (a webhook) as jobs, keeping the source's
 // cursor, and returns how many were new.
-func (p *Pipeline) Intake(ctx context.Context, source string, recs []Recording) (int, error) {
+func (p *Pipeline) Intake(ctx context.Context, source string, recs []connectors.Recording) (int, error) {
 	cursor, err := p.Store.Cursor(ctx, source)
 	if err != nil {
 		return 0, fmt.Errorf("intake %s: %w", source, err)

@@ -63,15 +63,6 @@ func (s State) Valid() bool {
 	return false
 }
 
-// Recording is what a source found: one version of one item. The source owns it (it is
-// connectors.Recording, defined there); the domain names it so the store contract and the store
-// packages speak of recordings without importing connectors.
-type Recording = connectors.Recording
-
-// Owner is what a source says about the external user a recording belongs to
-// (connectors.Owner).
-type Owner = connectors.Owner
-
 // Job carries one recording through the pipeline.
 type Job struct {
 	// ID is the job's UUID; it is sent as metadata bridge_job.

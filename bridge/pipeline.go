@@ -65,7 +65,7 @@ type SourceConfig struct {
 // Pipeline moves jobs from discovery to done. Its steps are safe to call again after a crash:
 // every decision is read back from the Store.
 type Pipeline struct {
-	Store   Store
+	Store   JobStore
 	API     API
 	Sources map[string]*SourceConfig
 	// Instance is this installation's id (metadata bridge_instance).

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
-// ErrConflict is returned by Store.Update when the job is no longer in the expected state:
+// ErrConflict is returned by JobStore.Update when the job is no longer in the expected state:
 // another worker moved it first.
 var ErrConflict = errors.New("job changed concurrently")
 
@@ -35,13 +37,13 @@ type MappingChange struct {
 	At time.Time `json:"at,omitzero"`
 }
 
-// Store keeps jobs, cursors, history and the outbox. Implementations: bridge/sqlite (the
-// embedded default); every one passes bridge/storetest.
-type Store interface {
+// JobStore keeps jobs, cursors, history, the outbox and the mapping generation: what the
+// pipeline uses.
+type JobStore interface {
 	// AddRecordings stores a discovered job for each recording not seen before (unique on
 	// source, item and version) and sets the source's cursor, in one transaction. It returns
 	// the jobs it created; a second sighting is a no-op.
-	AddRecordings(ctx context.Context, source string, recs []Recording, cursor string, now time.Time) ([]Job, error)
+	AddRecordings(ctx context.Context, source string, recs []connectors.Recording, cursor string, now time.Time) ([]Job, error)
 	// Cursor returns the source's cursor ("" before the first scan).
 	Cursor(ctx context.Context, source string) (string, error)
 	// Update writes j if the stored job is still in state from, appends the change to its
@@ -68,6 +70,67 @@ type Store interface {
 	// LastMappingChange returns the latest recorded mapping change (Generation 0 before any).
 	// It is cheap: bridge run polls it every few seconds.
 	LastMappingChange(ctx context.Context) (MappingChange, error)
+}
+
+// DeliveryStore keeps webhook deliveries, their attempts and the endpoints' state: what the
+// relay uses.
+type DeliveryStore interface {
+	// FanOut creates one pending delivery of the event per endpoint (unique on event and
+	// endpoint, so a redelivered message adds nothing), each with a fresh webhook-id from
+	// NewWebhookID, and marks the event handed on, in one transaction. It fails with
+	// ErrUnknownEvent when the outbox has no such event.
+	FanOut(ctx context.Context, ref EventRef, endpoints []string, now time.Time) error
+	// Abandon turns the pending deliveries of endpoints not in known into dead letters (an
+	// endpoint removed from the configuration).
+	Abandon(ctx context.Context, known []string, now time.Time) (int, error)
+	// Claim leases up to limit due deliveries of endpoint (all endpoints when empty) that is
+	// enabled, each the oldest pending one of its job at its endpoint (per-transcription order),
+	// until now+lease.
+	Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
+	// Record stores an attempt and the delivery's new state (status, attempts, next attempt).
+	Record(ctx context.Context, d *Delivery, a Attempt) error
+	// Deliveries lists deliveries matching f, newest first.
+	Deliveries(ctx context.Context, f DeliveryFilter) ([]Delivery, error)
+	// Delivery returns one delivery with its attempts.
+	Delivery(ctx context.Context, id string) (*Delivery, []Attempt, error)
+	// Replay makes matching deliveries pending again, due now, keeping their webhook-id. It
+	// returns how many it changed.
+	Replay(ctx context.Context, ids []string, f DeliveryFilter, now time.Time) (int, error)
+	// DisableEndpoint and EnableEndpoint switch an endpoint off (after 410) and on again;
+	// DisabledEndpoints says which are off and why.
+	DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...Event) error
+	EnableEndpoint(ctx context.Context, name string) error
+	DisabledEndpoints(ctx context.Context) (map[string]string, error)
+}
+
+// ExportStore keeps scheduled export runs and checkpoints: what the exporter uses.
+type ExportStore interface {
+	// ClaimRun reserves (export, tick) until now+lease: true when the row is new (INSERT … ON
+	// CONFLICT DO NOTHING), or failed, or running with its lease run out (a killed runner).
+	ClaimRun(ctx context.Context, export string, tick, now time.Time, lease time.Duration) (bool, error)
+	// RenewRun extends a claimed run's lease.
+	RenewRun(ctx context.Context, export string, tick, until time.Time) error
+	// FinishRun stores r's outcome, the ids it exported, the event and, when advanceTo is set,
+	// moves the export's checkpoint forward to it, in one transaction.
+	FinishRun(ctx context.Context, r ExportRun, ids []string, advanceTo time.Time, ev Event) error
+	// Exported returns which of ids the export has already written in a finished run.
+	Exported(ctx context.Context, export string, ids []string) (map[string]bool, error)
+	// Checkpoint returns where the next run starts; ok is false before the first run.
+	Checkpoint(ctx context.Context, export string) (time.Time, bool, error)
+	// Runs lists runs, newest first (all exports when export is empty).
+	Runs(ctx context.Context, export string, limit int) ([]ExportRun, error)
+	// LastTick returns the latest tick with a run of export.
+	LastTick(ctx context.Context, export string) (time.Time, bool, error)
+	// SourceOf returns the bridge source a transcription was uploaded from ("" when unknown).
+	SourceOf(ctx context.Context, transcriptionID string) (string, error)
+}
+
+// Store is the whole store contract: one database keeps jobs, deliveries and export runs.
+// Implementations: bridge/sqlite (the embedded default); every one passes bridge/storetest.
+type Store interface {
+	JobStore
+	DeliveryStore
+	ExportStore
 	// Close releases the store.
 	Close() error
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/export"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/internal/mediatest"
@@ -167,7 +168,7 @@ func TestZipRunsAndManifest(t *testing.T) {
 		}
 	}
 	runs, _ := f.store.Runs(context.Background(), "nightly", 0)
-	if len(runs) != 1 || runs[0].Status != export.StatusCompleted || runs[0].Exported != 250 {
+	if len(runs) != 1 || runs[0].Status != bridge.ExportCompleted || runs[0].Exported != 250 {
 		t.Errorf("runs = %+v", runs)
 	}
 	// The next tick starts at the checkpoint: nothing new.

@@ -63,7 +63,7 @@ func (e *Exporter) RunWindow(ctx context.Context, c *Config, tick time.Time, w W
 	if !ok {
 		return nil, ErrBusy
 	}
-	run := Run{Export: c.Name, Tick: tick, From: w.From, Until: w.Until, StartedAt: e.now()}
+	run := bridge.ExportRun{Export: c.Name, Tick: tick, From: w.From, Until: w.Until, StartedAt: e.now()}
 	m, err := e.write(ctx, c, tick, w, &run, lease)
 	run.FinishedAt = e.now()
 	var advanceTo time.Time
@@ -81,10 +81,10 @@ func (e *Exporter) RunWindow(ctx context.Context, c *Config, tick time.Time, w W
 	data := map[string]any{"export": c.Name, "tick": tick, "window": w, "location": run.Location}
 	ev := bridge.Event{Type: bridge.EventExportCompleted}
 	if err != nil {
-		run.Status, run.Error, ev.Type = StatusFailed, err.Error(), bridge.EventExportFailed
+		run.Status, run.Error, ev.Type = bridge.ExportFailed, err.Error(), bridge.EventExportFailed
 		data["error"] = err.Error()
 	} else {
-		run.Status = StatusCompleted
+		run.Status = bridge.ExportCompleted
 		run.Listed, run.Exported, run.Skipped = m.Counts.Listed, m.Counts.Exported, m.Counts.Skipped
 		data["counts"], data["manifest"] = m.Counts, ManifestName
 	}
@@ -95,7 +95,7 @@ func (e *Exporter) RunWindow(ctx context.Context, c *Config, tick time.Time, w W
 	return m, err
 }
 
-func (e *Exporter) write(ctx context.Context, c *Config, tick time.Time, w Window, run *Run, lease time.Duration) (*Manifest, error) {
+func (e *Exporter) write(ctx context.Context, c *Config, tick time.Time, w Window, run *bridge.ExportRun, lease time.Duration) (*Manifest, error) {
 	items, err := e.List(ctx, c, w)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func (e *Exporter) CatchUp(ctx context.Context, exports []*Config) error {
 		tick := LatestTick(c, from, e.now())
 		if tick.IsZero() && ok {
 			// No tick passed since the last run; take that run over if it was cut short.
-			if runs, err := e.Store.Runs(ctx, c.Name, 1); err == nil && len(runs) == 1 && runs[0].Status != StatusCompleted {
+			if runs, err := e.Store.Runs(ctx, c.Name, 1); err == nil && len(runs) == 1 && runs[0].Status != bridge.ExportCompleted {
 				tick = runs[0].Tick
 			}
 		}

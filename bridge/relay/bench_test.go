@@ -18,6 +18,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // lagReceiver answers 200 and records, per endpoint path, how long after the event each
@@ -75,9 +76,9 @@ func relayRun(b *testing.B, rx *lagReceiver, srv *httptest.Server, paths []strin
 		}
 		eps = append(eps, ep)
 	}
-	recs := make([]bridge.Recording, jobs)
+	recs := make([]connectors.Recording, jobs)
 	for i := range recs {
-		recs[i] = bridge.Recording{ItemID: fmt.Sprint(i), Version: "1", Name: "a.wav"}
+		recs[i] = connectors.Recording{ItemID: fmt.Sprint(i), Version: "1", Name: "a.wav"}
 	}
 	added, err := store.AddRecordings(ctx, "inbox", recs, "", time.Now())
 	if err != nil {

@@ -59,7 +59,7 @@ func (r *Relay) handle(msg *message.Message) error {
 	r.Log.Log(msg.Context(), level, "event", "type", ref.Type, "event", ref.EventID, "job", ref.JobID, "transcription", ref.TranscriptionID,
 		"endpoints", len(targets), "correlation_id", middleware.MessageCorrelationID(msg))
 	if err := r.Store.FanOut(msg.Context(), ref, targets, r.now()); err != nil {
-		if errors.Is(err, ErrUnknownEvent) {
+		if errors.Is(err, bridge.ErrUnknownEvent) {
 			return fmt.Errorf("%w: %w", errMalformed, err)
 		}
 		return err

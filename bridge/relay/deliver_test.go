@@ -20,6 +20,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // receiver records verified deliveries and answers with the scripted status for each path call.
@@ -95,7 +96,7 @@ func newFixture(t *testing.T, answer func(int, map[string]any) (int, string)) *f
 	c := &clock{t: time.Now()}
 	f := &fixture{store: store, rx: rx, clock: c, jobs: map[string]*bridge.Job{},
 		relay: withBus(t, store, &relay.Relay{Store: store, Endpoints: []*relay.Endpoint{ep}, Now: c.Now, PerEndpoint: 4})}
-	added, err := store.AddRecordings(ctx, "inbox", []bridge.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}, {ItemID: "b", Version: "1", Name: "b.wav"}}, "", c.Now())
+	added, err := store.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}, {ItemID: "b", Version: "1", Name: "b.wav"}}, "", c.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +173,9 @@ func TestOrderPerJobAndSignatures(t *testing.T) {
 		t.Errorf("job a's events arrived as %v, want uploaded before completed", order)
 	}
 	// Every retry kept its webhook-id.
-	ds, _ := f.store.Deliveries(context.Background(), relay.DeliveryFilter{})
+	ds, _ := f.store.Deliveries(context.Background(), bridge.DeliveryFilter{})
 	for _, d := range ds {
-		if d.Status != relay.StatusDelivered || d.Attempts != 2 {
+		if d.Status != bridge.DeliveryDelivered || d.Attempts != 2 {
 			t.Errorf("delivery %s: %s after %d attempts, want delivered after 2", d.Type, d.Status, d.Attempts)
 		}
 		_, attempts, _ := f.store.Delivery(context.Background(), d.ID)
@@ -196,8 +197,8 @@ func TestRetriesDeadLetterAndReplay(t *testing.T) {
 	ctx := context.Background()
 	for i := range len(relay.Schedule) + 1 {
 		f.step(t)
-		ds, _ := f.store.Deliveries(ctx, relay.DeliveryFilter{})
-		if i < len(relay.Schedule) && ds[0].Status != relay.StatusPending {
+		ds, _ := f.store.Deliveries(ctx, bridge.DeliveryFilter{})
+		if i < len(relay.Schedule) && ds[0].Status != bridge.DeliveryPending {
 			t.Fatalf("after attempt %d: %s, want pending", i+1, ds[0].Status)
 		}
 		if i < len(relay.Schedule) {
@@ -209,12 +210,12 @@ func TestRetriesDeadLetterAndReplay(t *testing.T) {
 			f.clock.Add(wait + time.Second)
 		}
 	}
-	dead, _ := f.store.Deliveries(ctx, relay.DeliveryFilter{Status: relay.StatusDead})
+	dead, _ := f.store.Deliveries(ctx, bridge.DeliveryFilter{Status: bridge.DeliveryDead})
 	if len(dead) != 1 || dead[0].Attempts != 10 {
 		t.Fatalf("after the schedule: %+v, want one dead letter after 10 attempts", dead)
 	}
 	failing = false
-	if n, err := f.store.Replay(ctx, nil, relay.DeliveryFilter{Status: relay.StatusDead, Endpoint: "crm"}, f.clock.Now()); err != nil || n != 1 {
+	if n, err := f.store.Replay(ctx, nil, bridge.DeliveryFilter{Status: bridge.DeliveryDead, Endpoint: "crm"}, f.clock.Now()); err != nil || n != 1 {
 		t.Fatalf("Replay = %d, %v", n, err)
 	}
 	f.step(t)
@@ -241,11 +242,11 @@ func TestWebhookIDsAcrossBridgesRetriesAndReplay(t *testing.T) {
 	}
 	one.clock.Add(10 * time.Second)
 	one.step(t) // the retry
-	ds, err := one.store.Deliveries(ctx, relay.DeliveryFilter{})
-	if err != nil || len(ds) != 1 || ds[0].Status != relay.StatusDelivered {
+	ds, err := one.store.Deliveries(ctx, bridge.DeliveryFilter{})
+	if err != nil || len(ds) != 1 || ds[0].Status != bridge.DeliveryDelivered {
 		t.Fatalf("deliveries = %+v, %v; want one delivered", ds, err)
 	}
-	if n, err := one.store.Replay(ctx, []string{ds[0].ID}, relay.DeliveryFilter{}, one.clock.Now()); err != nil || n != 1 {
+	if n, err := one.store.Replay(ctx, []string{ds[0].ID}, bridge.DeliveryFilter{}, one.clock.Now()); err != nil || n != 1 {
 		t.Fatalf("Replay = %d, %v; want 1", n, err)
 	}
 	one.step(t)
@@ -293,7 +294,7 @@ func TestGoneDisablesTheEndpointAndRetryAfterIsHonoured(t *testing.T) {
 	slow := newFixture(t, func(int, map[string]any) (int, string) { return 429, "3600" })
 	slow.emit(t, "a", bridge.EventUploaded)
 	slow.step(t)
-	ds, _ := slow.store.Deliveries(ctx, relay.DeliveryFilter{})
+	ds, _ := slow.store.Deliveries(ctx, bridge.DeliveryFilter{})
 	if wait := ds[0].NextAttemptAt.Sub(slow.clock.Now()); wait < time.Hour {
 		t.Errorf("Retry-After 3600 gave a retry in %v, want an hour", wait)
 	}
@@ -308,8 +309,8 @@ func TestRemovedEndpointsDeliveriesAreAbandoned(t *testing.T) {
 	if err := r.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ds, _ := f.store.Deliveries(context.Background(), relay.DeliveryFilter{Endpoint: "crm"})
-	if len(ds) != 1 || ds[0].Status != relay.StatusDead || ds[0].LastError == "" {
+	ds, _ := f.store.Deliveries(context.Background(), bridge.DeliveryFilter{Endpoint: "crm"})
+	if len(ds) != 1 || ds[0].Status != bridge.DeliveryDead || ds[0].LastError == "" {
 		t.Errorf("a removed endpoint's delivery = %+v, want a dead letter saying why", ds)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 )
 
@@ -71,7 +72,7 @@ func TestPayloadHidesLocalPaths(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := &Delivery{EventID: 1, Endpoint: "crm", WebhookID: "msg_1", Type: "recording.skipped", JobID: "j-1",
+			d := &bridge.Delivery{EventID: 1, Endpoint: "crm", WebhookID: "msg_1", Type: "recording.skipped", JobID: "j-1",
 				TranscriptionID: "t-1", Data: json.RawMessage(tc.data)}
 			data, err := r.payload(context.Background(), e, d)
 			if err != nil {

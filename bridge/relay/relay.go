@@ -132,13 +132,13 @@ func (r *Relay) deliverEndpoint(ctx context.Context, name string) (int, error) {
 }
 
 // attempt makes one try of d and records it.
-func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
+func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 	now := r.now()
 	ep := r.byName[d.Endpoint]
 	d.Attempts++
-	a := Attempt{At: now}
+	a := bridge.Attempt{At: now}
 	if ep == nil { // claimed for an endpoint no longer configured
-		d.Status, a.Error = StatusDead, "the endpoint is no longer configured"
+		d.Status, a.Error = bridge.DeliveryDead, "the endpoint is no longer configured"
 		r.logAttempt(ctx, d, Result{}, a)
 		return r.Store.Record(ctx, d, a)
 	}
@@ -160,11 +160,11 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 	}
 	switch {
 	case err == nil && res.Skipped:
-		d.Status, a.Error = StatusDelivered, "dropped by the endpoint's filter"
+		d.Status, a.Error = bridge.DeliveryDelivered, "dropped by the endpoint's filter"
 	case err == nil && res.OK():
-		d.Status = StatusDelivered
+		d.Status = bridge.DeliveryDelivered
 	case err == nil && res.Status == http.StatusGone:
-		d.Status = StatusDead
+		d.Status = bridge.DeliveryDead
 		reason := "answered 410 Gone"
 		ev := bridge.Event{Type: EventEndpointDisabled, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
 		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
@@ -174,9 +174,9 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 	default:
 		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter)
 		if !ok {
-			d.Status = StatusDead // a dead letter: bridge deliveries replay brings it back
+			d.Status = bridge.DeliveryDead // a dead letter: bridge deliveries replay brings it back
 		} else {
-			d.Status, d.NextAttemptAt = StatusPending, now.Add(delay)
+			d.Status, d.NextAttemptAt = bridge.DeliveryPending, now.Add(delay)
 		}
 	}
 	r.logAttempt(ctx, d, res, a)
@@ -185,15 +185,15 @@ func (r *Relay) attempt(ctx context.Context, d *Delivery) error {
 
 // logAttempt logs one attempt of d: at INFO when delivered, WARN when it failed and will be
 // retried (with the time of the retry), ERROR when the delivery is given up (a dead letter).
-func (r *Relay) logAttempt(ctx context.Context, d *Delivery, res Result, a Attempt) {
+func (r *Relay) logAttempt(ctx context.Context, d *bridge.Delivery, res Result, a bridge.Attempt) {
 	level := slog.LevelInfo
 	attrs := []any{"endpoint", d.Endpoint, "type", d.Type, "webhook_id", d.WebhookID, "attempt", d.Attempts,
 		"status", res.Status, "outcome", d.Status}
 	switch d.Status {
-	case StatusPending:
+	case bridge.DeliveryPending:
 		level = slog.LevelWarn
 		attrs = append(attrs, "retry_at", d.NextAttemptAt)
-	case StatusDead:
+	case bridge.DeliveryDead:
 		level = slog.LevelError
 	}
 	if a.Error != "" {
@@ -204,7 +204,7 @@ func (r *Relay) logAttempt(ctx context.Context, d *Delivery, res Result, a Attem
 
 // payload builds the message data: the event's details, the job id and, for full payloads, the
 // transcription record as the API returns it (fetched now: the outbox holds ids only).
-func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *Delivery) (map[string]any, error) {
+func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *bridge.Delivery) (map[string]any, error) {
 	data := map[string]any{}
 	if len(d.Data) > 0 {
 		if err := json.Unmarshal(d.Data, &data); err != nil {

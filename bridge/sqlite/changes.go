@@ -9,7 +9,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
-// NoteMappingChange implements bridge.Store.
+// NoteMappingChange implements bridge.JobStore.
 func (s *Store) NoteMappingChange(ctx context.Context, reason string, now time.Time) (bridge.MappingChange, error) {
 	var ch bridge.MappingChange
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -25,7 +25,7 @@ func (s *Store) NoteMappingChange(ctx context.Context, reason string, now time.T
 	return ch, nil
 }
 
-// LastMappingChange implements bridge.Store.
+// LastMappingChange implements bridge.JobStore.
 func (s *Store) LastMappingChange(ctx context.Context) (bridge.MappingChange, error) {
 	var ch bridge.MappingChange
 	if err := scanMappingChange(s.db.QueryRowContext(ctx, `SELECT generation, reason, changed_at FROM mapping_changes WHERE id = 1`), &ch); err != nil {

@@ -12,17 +12,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/relay"
-	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 )
 
-var _ relay.Store = (*Store)(nil)
+var _ bridge.DeliveryStore = (*Store)(nil)
 
 const deliveryCols = `id, event_id, endpoint, webhook_id, type, job_id, transcription_id, data, event_at, status, attempts,
 	next_attempt_at, last_status, last_error, created_at, updated_at`
 
-func scanDelivery(row interface{ Scan(...any) error }) (*relay.Delivery, error) {
-	var d relay.Delivery
+func scanDelivery(row interface{ Scan(...any) error }) (*bridge.Delivery, error) {
+	var d bridge.Delivery
 	var data string
 	var eventAt, next, created, updated int64
 	if err := row.Scan(&d.ID, &d.EventID, &d.Endpoint, &d.WebhookID, &d.Type, &d.JobID, &d.TranscriptionID, &data, &eventAt,
@@ -34,7 +32,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (*relay.Delivery, error) 
 	return &d, nil
 }
 
-// FanOut implements relay.Store.
+// FanOut implements bridge.DeliveryStore.
 func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`, now.UnixNano(), ref.EventID)
@@ -42,12 +40,12 @@ func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []str
 			return fmt.Errorf("fan out event %d: %w", ref.EventID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("fan out event %d: %w", ref.EventID, relay.ErrUnknownEvent)
+			return fmt.Errorf("fan out event %d: %w", ref.EventID, bridge.ErrUnknownEvent)
 		}
 		for _, ep := range endpoints {
 			// The webhook-id is fixed here, once: a delivery that already exists (a redelivered
 			// message) keeps its own, and retries and replays reuse the stored one.
-			webhookID, err := webhook.NewID()
+			webhookID, err := bridge.NewWebhookID()
 			if err != nil {
 				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 			}
@@ -55,7 +53,7 @@ func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []str
 				data, event_at, status, next_attempt_at, created_at, updated_at)
 				SELECT ?, id, ?, ?, type, job_id, transcription_id, data, created_at, ?, ?, ?, ? FROM outbox WHERE id = ?
 				ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, webhookID,
-				relay.StatusPending, now.UnixNano(), now.UnixNano(), now.UnixNano(), ref.EventID); err != nil {
+				bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano(), ref.EventID); err != nil {
 				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 			}
 		}
@@ -63,9 +61,9 @@ func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []str
 	})
 }
 
-// Claim implements relay.Store.
-func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]relay.Delivery, error) {
-	var out []relay.Delivery
+// Claim implements bridge.DeliveryStore.
+func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]bridge.Delivery, error) {
+	var out []bridge.Delivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
 		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d
@@ -96,7 +94,7 @@ func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease
 	return out, err
 }
 
-// Abandon implements relay.Store.
+// Abandon implements bridge.DeliveryStore.
 func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int, error) {
 	q := `UPDATE deliveries SET status = 'dead', last_error = 'the endpoint is no longer configured', updated_at = ?
 		WHERE status = 'pending'`
@@ -115,8 +113,8 @@ func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int
 	return int(n), nil
 }
 
-// Record implements relay.Store.
-func (s *Store) Record(ctx context.Context, d *relay.Delivery, a relay.Attempt) error {
+// Record implements bridge.DeliveryStore.
+func (s *Store) Record(ctx context.Context, d *bridge.Delivery, a bridge.Attempt) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error) VALUES (?,?,?,?,?,?)`,
 			d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
@@ -129,7 +127,7 @@ func (s *Store) Record(ctx context.Context, d *relay.Delivery, a relay.Attempt) 
 	})
 }
 
-func deliveryWhere(f relay.DeliveryFilter) (string, []any) {
+func deliveryWhere(f bridge.DeliveryFilter) (string, []any) {
 	var where []string
 	var args []any
 	if f.Endpoint != "" {
@@ -150,8 +148,8 @@ func deliveryWhere(f relay.DeliveryFilter) (string, []any) {
 	return strings.Join(where, " AND "), args
 }
 
-// Deliveries implements relay.Store.
-func (s *Store) Deliveries(ctx context.Context, f relay.DeliveryFilter) ([]relay.Delivery, error) {
+// Deliveries implements bridge.DeliveryStore.
+func (s *Store) Deliveries(ctx context.Context, f bridge.DeliveryFilter) ([]bridge.Delivery, error) {
 	where, args := deliveryWhere(f)
 	q := `SELECT ` + deliveryCols + ` FROM deliveries WHERE ` + where + ` ORDER BY created_at DESC, event_id DESC`
 	if f.Limit > 0 {
@@ -162,7 +160,7 @@ func (s *Store) Deliveries(ctx context.Context, f relay.DeliveryFilter) ([]relay
 		return nil, err
 	}
 	defer rows.Close()
-	var out []relay.Delivery
+	var out []bridge.Delivery
 	for rows.Next() {
 		d, err := scanDelivery(rows)
 		if err != nil {
@@ -173,8 +171,8 @@ func (s *Store) Deliveries(ctx context.Context, f relay.DeliveryFilter) ([]relay
 	return out, rows.Err()
 }
 
-// Delivery implements relay.Store.
-func (s *Store) Delivery(ctx context.Context, id string) (*relay.Delivery, []relay.Attempt, error) {
+// Delivery implements bridge.DeliveryStore.
+func (s *Store) Delivery(ctx context.Context, id string) (*bridge.Delivery, []bridge.Attempt, error) {
 	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, fmt.Errorf("delivery %s: not found", id)
@@ -187,9 +185,9 @@ func (s *Store) Delivery(ctx context.Context, id string) (*relay.Delivery, []rel
 		return nil, nil, err
 	}
 	defer rows.Close()
-	var attempts []relay.Attempt
+	var attempts []bridge.Attempt
 	for rows.Next() {
-		var a relay.Attempt
+		var a bridge.Attempt
 		var at int64
 		if err := rows.Scan(&at, &a.Status, &a.Latency, &a.Response, &a.Error); err != nil {
 			return nil, nil, err
@@ -200,8 +198,8 @@ func (s *Store) Delivery(ctx context.Context, id string) (*relay.Delivery, []rel
 	return d, attempts, rows.Err()
 }
 
-// Replay implements relay.Store.
-func (s *Store) Replay(ctx context.Context, ids []string, f relay.DeliveryFilter, now time.Time) (int, error) {
+// Replay implements bridge.DeliveryStore.
+func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilter, now time.Time) (int, error) {
 	where, args := deliveryWhere(f)
 	if len(ids) > 0 {
 		where += " AND id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
@@ -218,7 +216,7 @@ func (s *Store) Replay(ctx context.Context, ids []string, f relay.DeliveryFilter
 	return int(n), nil
 }
 
-// DisableEndpoint implements relay.Store; the events (endpoint.disabled) go to the outbox in the
+// DisableEndpoint implements bridge.DeliveryStore; the events (endpoint.disabled) go to the outbox in the
 // same transaction.
 func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...bridge.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
@@ -235,13 +233,13 @@ func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now ti
 	})
 }
 
-// EnableEndpoint implements relay.Store.
+// EnableEndpoint implements bridge.DeliveryStore.
 func (s *Store) EnableEndpoint(ctx context.Context, name string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM endpoint_state WHERE name = ?`, name)
 	return err
 }
 
-// DisabledEndpoints implements relay.Store.
+// DisabledEndpoints implements bridge.DeliveryStore.
 func (s *Store) DisabledEndpoints(ctx context.Context) (map[string]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, reason FROM endpoint_state`)
 	if err != nil {

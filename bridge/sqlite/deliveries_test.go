@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // webhookIDPattern is a Standard Webhooks message id: msg_ and a 26-character, time-ordered
@@ -18,7 +18,7 @@ var webhookIDPattern = regexp.MustCompile(`^msg_[0-9a-hjkmnp-tv-z]{26}$`)
 
 // firstDelivery opens a fresh database at path, writes its first event and fans it out to
 // the endpoint crm; it returns the store and that delivery.
-func firstDelivery(t *testing.T, path string, now time.Time) (*sqlite.Store, relay.Delivery) {
+func firstDelivery(t *testing.T, path string, now time.Time) (*sqlite.Store, bridge.Delivery) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, path)
@@ -26,7 +26,7 @@ func firstDelivery(t *testing.T, path string, now time.Time) (*sqlite.Store, rel
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	added, err := s.AddRecordings(ctx, "inbox", []bridge.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}}, "", now)
+	added, err := s.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}}, "", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func firstDelivery(t *testing.T, path string, now time.Time) (*sqlite.Store, rel
 	if err := s.FanOut(ctx, bridge.EventRef{EventID: e.ID, Type: e.Type, JobID: e.JobID}, []string{"crm"}, now); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := s.Deliveries(ctx, relay.DeliveryFilter{})
+	ds, err := s.Deliveries(ctx, bridge.DeliveryFilter{})
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("Deliveries = %v, %v; want one", ds, err)
 	}
@@ -60,7 +60,7 @@ func TestWebhookIDsAreUniqueAcrossDatabases(t *testing.T) {
 	if a.EventID != b.EventID {
 		t.Fatalf("event ids %d and %d: want the same first event number in both databases", a.EventID, b.EventID)
 	}
-	for _, d := range []relay.Delivery{a, b} {
+	for _, d := range []bridge.Delivery{a, b} {
 		if !webhookIDPattern.MatchString(d.WebhookID) {
 			t.Errorf("webhook-id %q, want %s", d.WebhookID, webhookIDPattern)
 		}
@@ -76,24 +76,24 @@ func TestWebhookIDIsKept(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
-		do   func(t *testing.T, s *sqlite.Store, d relay.Delivery, now time.Time)
+		do   func(t *testing.T, s *sqlite.Store, d bridge.Delivery, now time.Time)
 	}{
-		{"retried", func(t *testing.T, s *sqlite.Store, d relay.Delivery, now time.Time) {
-			claimAndRecord(t, s, now, relay.StatusPending, now.Add(time.Second))
-			if got := claimAndRecord(t, s, now.Add(time.Second), relay.StatusDelivered, time.Time{}); got.WebhookID != d.WebhookID {
+		{"retried", func(t *testing.T, s *sqlite.Store, d bridge.Delivery, now time.Time) {
+			claimAndRecord(t, s, now, bridge.DeliveryPending, now.Add(time.Second))
+			if got := claimAndRecord(t, s, now.Add(time.Second), bridge.DeliveryDelivered, time.Time{}); got.WebhookID != d.WebhookID {
 				t.Errorf("second attempt claimed with webhook-id %s, want %s", got.WebhookID, d.WebhookID)
 			}
 		}},
-		{"dead and replayed", func(t *testing.T, s *sqlite.Store, d relay.Delivery, now time.Time) {
-			claimAndRecord(t, s, now, relay.StatusDead, time.Time{})
-			if n, err := s.Replay(ctx, []string{d.ID}, relay.DeliveryFilter{Status: relay.StatusDead}, now); err != nil || n != 1 {
+		{"dead and replayed", func(t *testing.T, s *sqlite.Store, d bridge.Delivery, now time.Time) {
+			claimAndRecord(t, s, now, bridge.DeliveryDead, time.Time{})
+			if n, err := s.Replay(ctx, []string{d.ID}, bridge.DeliveryFilter{Status: bridge.DeliveryDead}, now); err != nil || n != 1 {
 				t.Fatalf("Replay = %d, %v; want 1", n, err)
 			}
-			if got := claimAndRecord(t, s, now, relay.StatusDelivered, time.Time{}); got.ID != d.ID || got.WebhookID != d.WebhookID {
+			if got := claimAndRecord(t, s, now, bridge.DeliveryDelivered, time.Time{}); got.ID != d.ID || got.WebhookID != d.WebhookID {
 				t.Errorf("replayed delivery %s claimed with webhook-id %s, want delivery %s with %s", got.ID, got.WebhookID, d.ID, d.WebhookID)
 			}
 		}},
-		{"fanned out again (a redelivered bus message)", func(t *testing.T, s *sqlite.Store, d relay.Delivery, now time.Time) {
+		{"fanned out again (a redelivered bus message)", func(t *testing.T, s *sqlite.Store, d bridge.Delivery, now time.Time) {
 			if err := s.FanOut(ctx, bridge.EventRef{EventID: d.EventID, Type: d.Type, JobID: d.JobID}, []string{"crm"}, now); err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestWebhookIDIsKept(t *testing.T) {
 			now := time.Now()
 			s, d := firstDelivery(t, filepath.Join(t.TempDir(), "bridge.db"), now)
 			tc.do(t, s, d, now)
-			ds, err := s.Deliveries(ctx, relay.DeliveryFilter{})
+			ds, err := s.Deliveries(ctx, bridge.DeliveryFilter{})
 			if err != nil || len(ds) != 1 || ds[0].ID != d.ID || ds[0].WebhookID != d.WebhookID {
 				t.Errorf("deliveries afterwards = %+v (%v), want delivery %s alone with webhook-id %s", ds, err, d.ID, d.WebhookID)
 			}
@@ -113,7 +113,7 @@ func TestWebhookIDIsKept(t *testing.T) {
 
 // claimAndRecord claims the one due delivery and records an attempt that leaves it in status,
 // due again at next; it returns the delivery as claimed.
-func claimAndRecord(t *testing.T, s *sqlite.Store, now time.Time, status string, next time.Time) relay.Delivery {
+func claimAndRecord(t *testing.T, s *sqlite.Store, now time.Time, status bridge.DeliveryStatus, next time.Time) bridge.Delivery {
 	t.Helper()
 	ctx := context.Background()
 	due, err := s.Claim(ctx, "crm", now, time.Minute, 10)
@@ -123,7 +123,7 @@ func claimAndRecord(t *testing.T, s *sqlite.Store, now time.Time, status string,
 	d := due[0]
 	d.Attempts++
 	d.Status, d.NextAttemptAt = status, next
-	if err := s.Record(ctx, &d, relay.Attempt{At: now, Status: 500}); err != nil {
+	if err := s.Record(ctx, &d, bridge.Attempt{At: now, Status: 500}); err != nil {
 		t.Fatal(err)
 	}
 	return due[0]

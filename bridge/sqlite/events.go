@@ -64,7 +64,7 @@ func (s *Store) Bus(cfg bus.SubscriberConfig, logger watermill.LoggerAdapter) (*
 	return sub, pub, nil
 }
 
-// PendingEvents implements bridge.Store.
+// PendingEvents implements bridge.JobStore.
 func (s *Store) PendingEvents(ctx context.Context, limit int) ([]bridge.Event, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, type, job_id, transcription_id, data, created_at FROM outbox
 		WHERE delivered_at IS NULL ORDER BY id LIMIT ?`, limit)

@@ -9,17 +9,16 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/export"
 )
 
-var _ export.Store = (*Store)(nil)
+var _ bridge.ExportStore = (*Store)(nil)
 
-// ClaimRun implements export.Store.
+// ClaimRun implements bridge.ExportStore.
 func (s *Store) ClaimRun(ctx context.Context, name string, tick, now time.Time, lease time.Duration) (bool, error) {
 	var claimed bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO export_runs (export, tick, status, lease_until, started_at) VALUES (?,?,?,?,?)
-			ON CONFLICT (export, tick) DO NOTHING`, name, tick.UnixNano(), export.StatusRunning, now.Add(lease).UnixNano(), now.UnixNano())
+			ON CONFLICT (export, tick) DO NOTHING`, name, tick.UnixNano(), bridge.ExportRunning, now.Add(lease).UnixNano(), now.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -29,7 +28,7 @@ func (s *Store) ClaimRun(ctx context.Context, name string, tick, now time.Time, 
 		}
 		res, err = tx.ExecContext(ctx, `UPDATE export_runs SET status = ?, lease_until = ?, started_at = ?, error = ''
 			WHERE export = ? AND tick = ? AND (status = ? OR (status = ? AND lease_until < ?))`,
-			export.StatusRunning, now.Add(lease).UnixNano(), now.UnixNano(), name, tick.UnixNano(), export.StatusFailed, export.StatusRunning, now.UnixNano())
+			bridge.ExportRunning, now.Add(lease).UnixNano(), now.UnixNano(), name, tick.UnixNano(), bridge.ExportFailed, bridge.ExportRunning, now.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -40,14 +39,14 @@ func (s *Store) ClaimRun(ctx context.Context, name string, tick, now time.Time, 
 	return claimed, err
 }
 
-// RenewRun implements export.Store.
+// RenewRun implements bridge.ExportStore.
 func (s *Store) RenewRun(ctx context.Context, name string, tick, until time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE export_runs SET lease_until = ? WHERE export = ? AND tick = ?`, until.UnixNano(), name, tick.UnixNano())
 	return err
 }
 
-// FinishRun implements export.Store.
-func (s *Store) FinishRun(ctx context.Context, r export.Run, ids []string, advanceTo time.Time, ev bridge.Event) error {
+// FinishRun implements bridge.ExportStore.
+func (s *Store) FinishRun(ctx context.Context, r bridge.ExportRun, ids []string, advanceTo time.Time, ev bridge.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE export_runs SET status = ?, lease_until = 0, window_from = ?, window_to = ?, location = ?,
 			listed = ?, exported = ?, skipped = ?, error = ?, finished_at = ? WHERE export = ? AND tick = ?`,
@@ -81,7 +80,7 @@ func (s *Store) FinishRun(ctx context.Context, r export.Run, ids []string, advan
 	})
 }
 
-// Checkpoint implements export.Store.
+// Checkpoint implements bridge.ExportStore.
 func (s *Store) Checkpoint(ctx context.Context, name string) (time.Time, bool, error) {
 	var at int64
 	err := s.db.QueryRowContext(ctx, `SELECT until FROM export_checkpoints WHERE export = ?`, name).Scan(&at)
@@ -91,7 +90,7 @@ func (s *Store) Checkpoint(ctx context.Context, name string) (time.Time, bool, e
 	return fromNanos(at), err == nil, err
 }
 
-// LastTick implements export.Store.
+// LastTick implements bridge.ExportStore.
 func (s *Store) LastTick(ctx context.Context, name string) (time.Time, bool, error) {
 	var at sql.NullInt64
 	err := s.db.QueryRowContext(ctx, `SELECT MAX(tick) FROM export_runs WHERE export = ?`, name).Scan(&at)
@@ -101,8 +100,8 @@ func (s *Store) LastTick(ctx context.Context, name string) (time.Time, bool, err
 	return fromNanos(at.Int64), true, nil
 }
 
-// Runs implements export.Store.
-func (s *Store) Runs(ctx context.Context, name string, limit int) ([]export.Run, error) {
+// Runs implements bridge.ExportStore.
+func (s *Store) Runs(ctx context.Context, name string, limit int) ([]bridge.ExportRun, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
@@ -112,9 +111,9 @@ func (s *Store) Runs(ctx context.Context, name string, limit int) ([]export.Run,
 		return nil, err
 	}
 	defer rows.Close()
-	var out []export.Run
+	var out []bridge.ExportRun
 	for rows.Next() {
-		var r export.Run
+		var r bridge.ExportRun
 		var tick, from, to, started, finished, lease int64
 		if err := rows.Scan(&r.Export, &tick, &r.Status, &from, &to, &r.Location, &r.Listed, &r.Exported, &r.Skipped, &r.Error,
 			&started, &finished, &lease); err != nil {
@@ -127,7 +126,7 @@ func (s *Store) Runs(ctx context.Context, name string, limit int) ([]export.Run,
 	return out, rows.Err()
 }
 
-// SourceOf implements export.Store.
+// SourceOf implements bridge.ExportStore.
 func (s *Store) SourceOf(ctx context.Context, transcriptionID string) (string, error) {
 	var src string
 	err := s.db.QueryRowContext(ctx, `SELECT source FROM jobs WHERE transcription_id = ? LIMIT 1`, transcriptionID).Scan(&src)
@@ -137,7 +136,7 @@ func (s *Store) SourceOf(ctx context.Context, transcriptionID string) (string, e
 	return src, err
 }
 
-// Exported implements export.Store.
+// Exported implements bridge.ExportStore.
 func (s *Store) Exported(ctx context.Context, name string, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for len(ids) > 0 {

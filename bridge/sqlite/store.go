@@ -20,6 +20,7 @@ import (
 	"github.com/mattn/go-sqlite3" // the SQLite driver, and its error codes
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // Store is the SQLite Store.
@@ -147,8 +148,8 @@ func nanos(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// AddRecordings implements bridge.Store.
-func (s *Store) AddRecordings(ctx context.Context, source string, recs []bridge.Recording, cursor string, now time.Time) ([]bridge.Job, error) {
+// AddRecordings implements bridge.JobStore.
+func (s *Store) AddRecordings(ctx context.Context, source string, recs []connectors.Recording, cursor string, now time.Time) ([]bridge.Job, error) {
 	var added []bridge.Job
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		added = added[:0]
@@ -177,7 +178,7 @@ func (s *Store) AddRecordings(ctx context.Context, source string, recs []bridge.
 	return added, err
 }
 
-// Cursor implements bridge.Store.
+// Cursor implements bridge.JobStore.
 func (s *Store) Cursor(ctx context.Context, source string) (string, error) {
 	var c string
 	err := s.db.QueryRowContext(ctx, `SELECT cursor FROM cursors WHERE source = ?`, source).Scan(&c)
@@ -187,7 +188,7 @@ func (s *Store) Cursor(ctx context.Context, source string) (string, error) {
 	return c, err
 }
 
-// Update implements bridge.Store.
+// Update implements bridge.JobStore.
 func (s *Store) Update(ctx context.Context, j *bridge.Job, from bridge.State, reason string, events ...bridge.Event) error {
 	now := j.UpdatedAt
 	if now.IsZero() {
@@ -220,7 +221,7 @@ func (s *Store) Update(ctx context.Context, j *bridge.Job, from bridge.State, re
 	})
 }
 
-// Job implements bridge.Store.
+// Job implements bridge.JobStore.
 func (s *Store) Job(ctx context.Context, id string) (*bridge.Job, error) {
 	j, err := scanJob(s.db.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -229,7 +230,7 @@ func (s *Store) Job(ctx context.Context, id string) (*bridge.Job, error) {
 	return j, err
 }
 
-// Jobs implements bridge.Store.
+// Jobs implements bridge.JobStore.
 func (s *Store) Jobs(ctx context.Context, f bridge.JobFilter) ([]bridge.Job, error) {
 	var where []string
 	var args []any
@@ -269,7 +270,7 @@ func (s *Store) Jobs(ctx context.Context, f bridge.JobFilter) ([]bridge.Job, err
 	return out, rows.Err()
 }
 
-// History implements bridge.Store.
+// History implements bridge.JobStore.
 func (s *Store) History(ctx context.Context, id string) ([]bridge.Change, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT from_state, to_state, reason, at FROM job_history WHERE job_id = ? ORDER BY seq`, id)
 	if err != nil {
@@ -289,7 +290,7 @@ func (s *Store) History(ctx context.Context, id string) ([]bridge.Change, error)
 	return out, rows.Err()
 }
 
-// Counts implements bridge.Store.
+// Counts implements bridge.JobStore.
 func (s *Store) Counts(ctx context.Context) (map[bridge.State]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM jobs GROUP BY state`)
 	if err != nil {
@@ -308,7 +309,7 @@ func (s *Store) Counts(ctx context.Context) (map[bridge.State]int, error) {
 	return out, rows.Err()
 }
 
-// InstanceID implements bridge.Store.
+// InstanceID implements bridge.JobStore.
 func (s *Store) InstanceID(ctx context.Context) (string, error) {
 	id := uuid.NewString()
 	err := s.tx(ctx, func(tx *sql.Tx) error {

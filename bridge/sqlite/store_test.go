@@ -18,6 +18,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 	"github.com/transcript-bridge/bridge/bridge/storetest"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // TestStore runs the store contract suite: a fresh file per case, and two handles (two Opens,
@@ -37,7 +38,7 @@ func TestStore(t *testing.T) {
 				}
 				return sub
 			}
-			return storetest.Stores{Store: s, Relay: s, Export: s, Subscriber: subscriber}
+			return storetest.Stores{Store: s, Subscriber: subscriber}
 		}
 	})
 }
@@ -49,7 +50,7 @@ func TestReopenKeepsState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.AddRecordings(ctx, "inbox", []bridge.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}}, "c", bridge.Recording{}.ModTime)
+	s.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}}, "c", time.Time{})
 	id, _ := s.InstanceID(ctx)
 	s.Close()
 	s, err = sqlite.Open(ctx, path) // migrations run again without harm
@@ -74,7 +75,7 @@ func TestEventsReachTheBusOnlyWithTheirChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	added, _ := s.AddRecordings(ctx, "inbox", []bridge.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}}, "", time.Now())
+	added, _ := s.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}}, "", time.Now())
 	j := added[0]
 	j.State = bridge.StateSkipped
 	if err := s.Update(ctx, &j, bridge.StateReady, "x", bridge.NewEvent(bridge.EventSkipped, &j, nil)); !errors.Is(err, bridge.ErrConflict) {

@@ -10,7 +10,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/export"
 )
 
 // busWait bounds the wait for a message that must come; it only ever fails a test.
@@ -49,7 +48,7 @@ var busCases = []testCase{
 		}
 	}},
 	{"DisableEndpoint publishes its events", func(t *testing.T, d *db) {
-		if err := d.Relay.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0, bridge.Event{Type: "endpoint.disabled"}); err != nil {
+		if err := d.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0, bridge.Event{Type: "endpoint.disabled"}); err != nil {
 			t.Fatal(err)
 		}
 		if got := d.published(t, d.Stores); len(got) != 1 || got[0].ref.Type != "endpoint.disabled" || got[0].ref.EventID != d.pending(t)[0].ID {
@@ -60,8 +59,8 @@ var busCases = []testCase{
 		d.finish(t, finished("nightly", t0), nil, time.Time{}) // no event
 		d.claimRun(t, d.Stores, "nightly", t0.Add(24*time.Hour), t0)
 		r := finished("nightly", t0.Add(24*time.Hour))
-		r.Status = export.StatusFailed
-		if err := d.Export.FinishRun(ctx, r, nil, time.Time{}, bridge.Event{Type: bridge.EventExportFailed}); err != nil {
+		r.Status = bridge.ExportFailed
+		if err := d.FinishRun(ctx, r, nil, time.Time{}, bridge.Event{Type: bridge.EventExportFailed}); err != nil {
 			t.Fatal(err)
 		}
 		if got := d.published(t, d.Stores); len(got) != 1 || got[0].ref.Type != bridge.EventExportFailed {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/relay"
 )
 
 var claimCases = append([]testCase{
@@ -27,16 +26,16 @@ var claimCases = append([]testCase{
 			t.Errorf("Claim(crm) on an empty store = %s, want none", deliveryIDs(got))
 		}
 		dl := d.fanOut(t, d.events(t, 1)[0], t0, "crm")[0]
-		d.record(t, dl, relay.StatusPending, t0.Add(5*time.Minute), t0)
+		d.record(t, dl, bridge.DeliveryPending, t0.Add(5*time.Minute), t0)
 		if got := d.claim(t, d.Stores, "crm", t0.Add(4*time.Minute), time.Minute, 10); len(got) != 0 {
 			t.Errorf("Claim(crm) before the retry is due = %s, want none", deliveryIDs(got))
 		}
 		if got := d.claim(t, d.Stores, "crm", t0.Add(5*time.Minute+time.Second), time.Minute, 10); len(got) != 1 {
 			t.Fatalf("Claim(crm) once the retry is due = %s, want the delivery", deliveryIDs(got))
 		}
-		d.record(t, dl, relay.StatusDelivered, time.Time{}, t0.Add(6*time.Minute))
-		for _, status := range []string{relay.StatusDelivered, relay.StatusDead} {
-			dl := d.fanOut(t, d.jobEvents(t, status, 1)[0], t0, "crm")[0]
+		d.record(t, dl, bridge.DeliveryDelivered, time.Time{}, t0.Add(6*time.Minute))
+		for _, status := range []bridge.DeliveryStatus{bridge.DeliveryDelivered, bridge.DeliveryDead} {
+			dl := d.fanOut(t, d.jobEvents(t, string(status), 1)[0], t0, "crm")[0]
 			d.record(t, dl, status, time.Time{}, t0)
 			if got := d.claim(t, d.Stores, "crm", t0.Add(time.Hour), time.Minute, 10); len(got) != 0 {
 				t.Errorf("Claim(crm) with a %s delivery = %s, want none", status, deliveryIDs(got))
@@ -74,15 +73,15 @@ var claimCases = append([]testCase{
 		if len(first) != 2 || first[0].EventID != evs[0].ID || first[1].EventID != other.ID {
 			t.Fatalf("Claim(crm) = %s, want job a's first event (%d) and job b's (%d), not a's second", deliveryIDs(first), evs[0].ID, other.ID)
 		}
-		d.record(t, first[1], relay.StatusDelivered, time.Time{}, t0.Add(time.Second))
+		d.record(t, first[1], bridge.DeliveryDelivered, time.Time{}, t0.Add(time.Second))
 		if got := d.claim(t, d.Stores, "crm", t0.Add(2*time.Minute), time.Minute, 10); len(got) != 1 || got[0].EventID != evs[0].ID {
 			t.Errorf("Claim(crm) after the lease while a's first event is still pending = %s, want it again (its second waits)", deliveryIDs(got))
 		}
-		d.record(t, first[0], relay.StatusPending, t0.Add(time.Hour), t0.Add(2*time.Minute))
+		d.record(t, first[0], bridge.DeliveryPending, t0.Add(time.Hour), t0.Add(2*time.Minute))
 		if got := d.claim(t, d.Stores, "crm", t0.Add(3*time.Minute), time.Minute, 10); len(got) != 0 {
 			t.Errorf("Claim(crm) while a's first event waits for its retry = %s, want none (a's second waits behind it)", deliveryIDs(got))
 		}
-		d.record(t, first[0], relay.StatusDead, time.Time{}, t0.Add(4*time.Minute))
+		d.record(t, first[0], bridge.DeliveryDead, time.Time{}, t0.Add(4*time.Minute))
 		if got := d.claim(t, d.Stores, "crm", t0.Add(5*time.Minute), time.Minute, 10); len(got) != 1 || got[0].EventID != evs[1].ID {
 			t.Errorf("Claim(crm) once a's first event is dead = %s, want a's second (%d)", deliveryIDs(got), evs[1].ID)
 		}
@@ -92,7 +91,7 @@ var claimCases = append([]testCase{
 	}},
 	{"not from a disabled endpoint", func(t *testing.T, d *db) {
 		d.fanOut(t, d.events(t, 1)[0], t0, "crm", "erp")
-		if err := d.Relay.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0); err != nil {
+		if err := d.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0); err != nil {
 			t.Fatal(err)
 		}
 		if got := d.claim(t, d.Stores, "crm", t0, time.Minute, 10); len(got) != 0 {
@@ -110,7 +109,7 @@ var claimCases = append([]testCase{
 	claimed := map[string]int{}
 	var mu sync.Mutex
 	together(4, func(i int) {
-		got, err := hs[i%len(hs)].Relay.Claim(ctx, "crm", t0, time.Minute, 2)
+		got, err := hs[i%len(hs)].Claim(ctx, "crm", t0, time.Minute, 2)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -137,9 +136,9 @@ var claimCases = append([]testCase{
 		t.Fatalf("Claim(crm) a second before the lease ends = %s, want none", deliveryIDs(got))
 	}
 	var mu sync.Mutex
-	var taken []relay.Delivery
+	var taken []bridge.Delivery
 	together(4, func(i int) {
-		got, err := hs[i%len(hs)].Relay.Claim(ctx, "crm", t0.Add(lease+time.Second), lease, 10)
+		got, err := hs[i%len(hs)].Claim(ctx, "crm", t0.Add(lease+time.Second), lease, 10)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -153,9 +152,9 @@ var claimCases = append([]testCase{
 })...)...)
 
 // claim leases deliveries on handle s, failing the test on an error.
-func (d *db) claim(t *testing.T, s Stores, endpoint string, now time.Time, lease time.Duration, limit int) []relay.Delivery {
+func (d *db) claim(t *testing.T, s Stores, endpoint string, now time.Time, lease time.Duration, limit int) []bridge.Delivery {
 	t.Helper()
-	got, err := s.Relay.Claim(ctx, endpoint, now, lease, limit)
+	got, err := s.Claim(ctx, endpoint, now, lease, limit)
 	if err != nil {
 		t.Fatalf("Claim(%q, %v) = %v", endpoint, now, err)
 	}
@@ -165,13 +164,13 @@ func (d *db) claim(t *testing.T, s Stores, endpoint string, now time.Time, lease
 var replayCases = []testCase{
 	{"by id", func(t *testing.T, d *db) {
 		dl := d.fanOut(t, d.events(t, 1)[0], t0, "crm")[0]
-		d.record(t, dl, relay.StatusDead, time.Time{}, t0)
+		d.record(t, dl, bridge.DeliveryDead, time.Time{}, t0)
 		now := t0.Add(time.Hour)
-		if n, err := d.Relay.Replay(ctx, []string{dl.ID}, relay.DeliveryFilter{}, now); err != nil || n != 1 {
+		if n, err := d.Replay(ctx, []string{dl.ID}, bridge.DeliveryFilter{}, now); err != nil || n != 1 {
 			t.Fatalf("Replay(%s) = %d, %v; want 1", dl.ID, n, err)
 		}
-		got, attempts, _ := d.Relay.Delivery(ctx, dl.ID)
-		if got.Status != relay.StatusPending || got.Attempts != 0 || !got.NextAttemptAt.Equal(now) || got.WebhookID != dl.WebhookID || len(attempts) != 1 {
+		got, attempts, _ := d.Delivery(ctx, dl.ID)
+		if got.Status != bridge.DeliveryPending || got.Attempts != 0 || !got.NextAttemptAt.Equal(now) || got.WebhookID != dl.WebhookID || len(attempts) != 1 {
 			t.Errorf("Delivery(%s) after Replay = %+v, %d attempts; want pending, 0 attempts, due %v, webhook-id %s, its past attempt kept",
 				dl.ID, got, len(attempts), now, dl.WebhookID)
 		}
@@ -183,48 +182,48 @@ var replayCases = []testCase{
 		evs := d.events(t, 3)
 		for i, e := range evs {
 			for _, dl := range d.fanOut(t, e, t0.Add(time.Duration(i)*time.Hour), "crm", "erp") {
-				status := relay.StatusDead
+				status := bridge.DeliveryDead
 				if i == 2 && dl.Endpoint == "crm" {
-					status = relay.StatusDelivered
+					status = bridge.DeliveryDelivered
 				}
 				d.record(t, dl, status, time.Time{}, t0.Add(3*time.Hour))
 			}
 		}
 		now := t0.Add(4 * time.Hour)
 		for _, tc := range []struct {
-			f    relay.DeliveryFilter
+			f    bridge.DeliveryFilter
 			want int
 		}{
-			{relay.DeliveryFilter{Endpoint: "erp", Status: relay.StatusDead, Since: t0.Add(time.Hour), Until: t0.Add(2 * time.Hour)}, 1},
-			{relay.DeliveryFilter{Endpoint: "crm", Status: relay.StatusDead}, 2},
-			{relay.DeliveryFilter{Endpoint: "crm", Status: relay.StatusDead}, 0},
-			{relay.DeliveryFilter{Endpoint: "none", Status: relay.StatusDead}, 0},
+			{bridge.DeliveryFilter{Endpoint: "erp", Status: bridge.DeliveryDead, Since: t0.Add(time.Hour), Until: t0.Add(2 * time.Hour)}, 1},
+			{bridge.DeliveryFilter{Endpoint: "crm", Status: bridge.DeliveryDead}, 2},
+			{bridge.DeliveryFilter{Endpoint: "crm", Status: bridge.DeliveryDead}, 0},
+			{bridge.DeliveryFilter{Endpoint: "none", Status: bridge.DeliveryDead}, 0},
 		} {
-			if n, err := d.Relay.Replay(ctx, nil, tc.f, now); err != nil || n != tc.want {
+			if n, err := d.Replay(ctx, nil, tc.f, now); err != nil || n != tc.want {
 				t.Errorf("Replay(%+v) = %d, %v; want %d", tc.f, n, err, tc.want)
 			}
 		}
-		if got := d.deliveries(t, relay.DeliveryFilter{Status: relay.StatusDead}); len(got) != 2 {
+		if got := d.deliveries(t, bridge.DeliveryFilter{Status: bridge.DeliveryDead}); len(got) != 2 {
 			t.Errorf("dead deliveries after the replays = %s, want erp's of events 1 and 3", deliveryIDs(got))
 		}
-		if got := d.deliveries(t, relay.DeliveryFilter{Status: relay.StatusDelivered}); len(got) != 1 {
+		if got := d.deliveries(t, bridge.DeliveryFilter{Status: bridge.DeliveryDelivered}); len(got) != 1 {
 			t.Errorf("delivered deliveries after the replays = %s, want the one delivered", deliveryIDs(got))
 		}
 	}},
 	{"ids and a filter together", func(t *testing.T, d *db) {
 		ds := d.fanOut(t, d.events(t, 1)[0], t0, "crm", "erp")
-		d.record(t, ds[0], relay.StatusDead, time.Time{}, t0)
-		d.record(t, ds[1], relay.StatusDelivered, time.Time{}, t0)
-		if n, err := d.Relay.Replay(ctx, []string{ds[0].ID, ds[1].ID}, relay.DeliveryFilter{Status: relay.StatusDead}, t0); err != nil || n != 1 {
+		d.record(t, ds[0], bridge.DeliveryDead, time.Time{}, t0)
+		d.record(t, ds[1], bridge.DeliveryDelivered, time.Time{}, t0)
+		if n, err := d.Replay(ctx, []string{ds[0].ID, ds[1].ID}, bridge.DeliveryFilter{Status: bridge.DeliveryDead}, t0); err != nil || n != 1 {
 			t.Errorf("Replay(both, dead only) = %d, %v; want 1", n, err)
 		}
-		if got, _, _ := d.Relay.Delivery(ctx, ds[1].ID); got.Status != relay.StatusDelivered {
+		if got, _, _ := d.Delivery(ctx, ds[1].ID); got.Status != bridge.DeliveryDelivered {
 			t.Errorf("Delivery(%s) = %s, want it still delivered", ds[1].ID, got.Status)
 		}
 	}},
 	{"unknown id", func(t *testing.T, d *db) {
 		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
-		if n, err := d.Relay.Replay(ctx, []string{"missing"}, relay.DeliveryFilter{}, t0); err != nil || n != 0 {
+		if n, err := d.Replay(ctx, []string{"missing"}, bridge.DeliveryFilter{}, t0); err != nil || n != 0 {
 			t.Errorf("Replay(missing) = %d, %v; want 0, nil", n, err)
 		}
 	}},
@@ -233,10 +232,10 @@ var replayCases = []testCase{
 var disableEndpointCases = []testCase{
 	{"switches it off, saying why", func(t *testing.T, d *db) {
 		ev := bridge.Event{Type: "endpoint.disabled", Data: []byte(`{"endpoint":"crm"}`)}
-		if err := d.Relay.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0, ev); err != nil {
+		if err := d.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0, ev); err != nil {
 			t.Fatalf("DisableEndpoint(crm) = %v", err)
 		}
-		if got, err := d.Relay.DisabledEndpoints(ctx); err != nil || len(got) != 1 || got["crm"] != "answered 410 Gone" {
+		if got, err := d.DisabledEndpoints(ctx); err != nil || len(got) != 1 || got["crm"] != "answered 410 Gone" {
 			t.Errorf("DisabledEndpoints() = %v, %v; want crm: answered 410 Gone", got, err)
 		}
 		if evs := d.pending(t); len(evs) != 1 || evs[0].Type != ev.Type || !sameJSON(evs[0].Data, ev.Data) || !evs[0].CreatedAt.Equal(t0) {
@@ -244,18 +243,18 @@ var disableEndpointCases = []testCase{
 		}
 	}},
 	{"twice keeps the latest reason", func(t *testing.T, d *db) {
-		d.Relay.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0)
-		if err := d.Relay.DisableEndpoint(ctx, "crm", "disabled by hand", t0.Add(time.Minute)); err != nil {
+		d.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0)
+		if err := d.DisableEndpoint(ctx, "crm", "disabled by hand", t0.Add(time.Minute)); err != nil {
 			t.Fatalf("DisableEndpoint(crm) again = %v", err)
 		}
-		if got, err := d.Relay.DisabledEndpoints(ctx); err != nil || len(got) != 1 || got["crm"] != "disabled by hand" {
+		if got, err := d.DisabledEndpoints(ctx); err != nil || len(got) != 1 || got["crm"] != "disabled by hand" {
 			t.Errorf("DisabledEndpoints() = %v, %v; want crm: disabled by hand", got, err)
 		}
 	}},
 	{"seen by another handle", func(t *testing.T, d *db) {
 		other := d.another()
 		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
-		d.Relay.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0)
+		d.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0)
 		if got := d.claim(t, other, "", t0, time.Minute, 10); len(got) != 0 {
 			t.Errorf("Claim(all) on another handle while crm is disabled = %s, want none", deliveryIDs(got))
 		}
@@ -265,11 +264,11 @@ var disableEndpointCases = []testCase{
 var enableEndpointCases = []testCase{
 	{"switches it on again", func(t *testing.T, d *db) {
 		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
-		d.Relay.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0)
-		if err := d.Relay.EnableEndpoint(ctx, "crm"); err != nil {
+		d.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0)
+		if err := d.EnableEndpoint(ctx, "crm"); err != nil {
 			t.Fatalf("EnableEndpoint(crm) = %v", err)
 		}
-		if got, err := d.Relay.DisabledEndpoints(ctx); err != nil || len(got) != 0 {
+		if got, err := d.DisabledEndpoints(ctx); err != nil || len(got) != 0 {
 			t.Errorf("DisabledEndpoints() after EnableEndpoint(crm) = %v, %v; want none", got, err)
 		}
 		if got := d.claim(t, d.Stores, "crm", t0, time.Minute, 10); len(got) != 1 {
@@ -277,13 +276,13 @@ var enableEndpointCases = []testCase{
 		}
 	}},
 	{"an endpoint that is on", func(t *testing.T, d *db) {
-		d.Relay.DisableEndpoint(ctx, "erp", "answered 410 Gone", t0)
+		d.DisableEndpoint(ctx, "erp", "answered 410 Gone", t0)
 		for _, name := range []string{"crm", "crm"} {
-			if err := d.Relay.EnableEndpoint(ctx, name); err != nil {
+			if err := d.EnableEndpoint(ctx, name); err != nil {
 				t.Errorf("EnableEndpoint(%s) while it is on = %v, want nil", name, err)
 			}
 		}
-		if got, _ := d.Relay.DisabledEndpoints(ctx); len(got) != 1 || got["erp"] == "" {
+		if got, _ := d.DisabledEndpoints(ctx); len(got) != 1 || got["erp"] == "" {
 			t.Errorf("DisabledEndpoints() = %v, want erp alone", got)
 		}
 	}},
@@ -291,14 +290,14 @@ var enableEndpointCases = []testCase{
 
 var disabledEndpointsCases = []testCase{
 	{"none", func(t *testing.T, d *db) {
-		if got, err := d.Relay.DisabledEndpoints(ctx); err != nil || len(got) != 0 {
+		if got, err := d.DisabledEndpoints(ctx); err != nil || len(got) != 0 {
 			t.Errorf("DisabledEndpoints() = %v, %v; want none", got, err)
 		}
 	}},
 	{"each with its reason", func(t *testing.T, d *db) {
-		d.Relay.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0)
-		d.Relay.DisableEndpoint(ctx, "erp", "disabled by hand", t0)
-		got, err := d.Relay.DisabledEndpoints(ctx)
+		d.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0)
+		d.DisableEndpoint(ctx, "erp", "disabled by hand", t0)
+		got, err := d.DisabledEndpoints(ctx)
 		if err != nil || len(got) != 2 || got["crm"] != "answered 410 Gone" || got["erp"] != "disabled by hand" {
 			t.Errorf("DisabledEndpoints() = %v, %v; want crm and erp with their reasons", got, err)
 		}

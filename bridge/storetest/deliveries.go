@@ -10,23 +10,22 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/relay"
 )
 
 var fanOutCases = append([]testCase{
 	{"one pending delivery per endpoint", func(t *testing.T, d *db) {
 		e := d.events(t, 1)[0]
 		now := t0.Add(time.Minute)
-		if err := d.Relay.FanOut(ctx, ref(e), []string{"crm", "erp"}, now); err != nil {
+		if err := d.FanOut(ctx, ref(e), []string{"crm", "erp"}, now); err != nil {
 			t.Fatalf("FanOut(%d, crm erp) = %v", e.ID, err)
 		}
-		ds := d.deliveries(t, relay.DeliveryFilter{})
+		ds := d.deliveries(t, bridge.DeliveryFilter{})
 		if len(ds) != 2 || ds[0].ID == ds[1].ID || ds[0].WebhookID == "" || ds[0].WebhookID == ds[1].WebhookID {
 			t.Fatalf("Deliveries() = %+v; want 2, each with its own id and webhook-id", ds)
 		}
 		for _, got := range ds {
-			want := relay.Delivery{ID: got.ID, EventID: e.ID, WebhookID: got.WebhookID, Type: e.Type, JobID: e.JobID,
-				TranscriptionID: e.TranscriptionID, Data: e.Data, EventAt: e.CreatedAt, Status: relay.StatusPending,
+			want := bridge.Delivery{ID: got.ID, EventID: e.ID, WebhookID: got.WebhookID, Type: e.Type, JobID: e.JobID,
+				TranscriptionID: e.TranscriptionID, Data: e.Data, EventAt: e.CreatedAt, Status: bridge.DeliveryPending,
 				NextAttemptAt: now, CreatedAt: now, UpdatedAt: now}
 			if got.Endpoint != "crm" && got.Endpoint != "erp" || !sameDelivery(got, want, got.Endpoint) {
 				t.Errorf("Deliveries() has %+v, want %+v to crm or erp", got, want)
@@ -36,10 +35,10 @@ var fanOutCases = append([]testCase{
 	{"a redelivered message adds nothing", func(t *testing.T, d *db) {
 		e := d.events(t, 1)[0]
 		first := d.fanOut(t, e, t0, "crm", "erp")
-		if err := d.Relay.FanOut(ctx, ref(e), []string{"crm", "erp"}, t0.Add(time.Hour)); err != nil {
+		if err := d.FanOut(ctx, ref(e), []string{"crm", "erp"}, t0.Add(time.Hour)); err != nil {
 			t.Fatalf("FanOut(%d) again = %v, want nil", e.ID, err)
 		}
-		if again := d.deliveries(t, relay.DeliveryFilter{}); !sameDeliveries(again, first) {
+		if again := d.deliveries(t, bridge.DeliveryFilter{}); !sameDeliveries(again, first) {
 			t.Errorf("Deliveries() after a second FanOut = %+v, want them unchanged, %+v", again, first)
 		}
 	}},
@@ -53,30 +52,30 @@ var fanOutCases = append([]testCase{
 	}},
 	{"unknown event", func(t *testing.T, d *db) {
 		d.events(t, 1)
-		if err := d.Relay.FanOut(ctx, bridge.EventRef{EventID: 9999, Type: bridge.EventHeld, JobID: "j"}, []string{"crm"}, t0); !errors.Is(err, relay.ErrUnknownEvent) {
+		if err := d.FanOut(ctx, bridge.EventRef{EventID: 9999, Type: bridge.EventHeld, JobID: "j"}, []string{"crm"}, t0); !errors.Is(err, bridge.ErrUnknownEvent) {
 			t.Errorf("FanOut(9999) = %v, want ErrUnknownEvent", err)
 		}
-		if ds := d.deliveries(t, relay.DeliveryFilter{}); len(ds) != 0 {
+		if ds := d.deliveries(t, bridge.DeliveryFilter{}); len(ds) != 0 {
 			t.Errorf("Deliveries() after FanOut of an unknown event = %+v, want none", ds)
 		}
 	}},
 	{"no endpoint", func(t *testing.T, d *db) {
 		e := d.events(t, 1)[0]
-		if err := d.Relay.FanOut(ctx, ref(e), nil, t0); err != nil {
+		if err := d.FanOut(ctx, ref(e), nil, t0); err != nil {
 			t.Errorf("FanOut(%d, no endpoint) = %v, want nil", e.ID, err)
 		}
-		if ds := d.deliveries(t, relay.DeliveryFilter{}); len(ds) != 0 {
+		if ds := d.deliveries(t, bridge.DeliveryFilter{}); len(ds) != 0 {
 			t.Errorf("Deliveries() = %+v, want none", ds)
 		}
 	}},
 }, concurrent("concurrent fan-outs of one event", func(t *testing.T, d *db, hs []Stores) {
 	e := d.events(t, 1)[0]
 	together(8, func(i int) {
-		if err := hs[i%len(hs)].Relay.FanOut(ctx, ref(e), []string{"crm", "erp"}, t0.Add(time.Duration(i)*time.Second)); err != nil {
+		if err := hs[i%len(hs)].FanOut(ctx, ref(e), []string{"crm", "erp"}, t0.Add(time.Duration(i)*time.Second)); err != nil {
 			t.Errorf("FanOut(%d) %d = %v, want nil", e.ID, i, err)
 		}
 	})
-	if ds := d.deliveries(t, relay.DeliveryFilter{}); len(ds) != 2 || ds[0].Endpoint == ds[1].Endpoint {
+	if ds := d.deliveries(t, bridge.DeliveryFilter{}); len(ds) != 2 || ds[0].Endpoint == ds[1].Endpoint {
 		t.Errorf("Deliveries() after 8 concurrent FanOut(crm erp) = %+v, want one to crm and one to erp", ds)
 	}
 })...)
@@ -86,34 +85,34 @@ var abandonCases = []testCase{
 		evs := d.events(t, 2)
 		d.fanOut(t, evs[0], t0, "crm", "old")
 		done := d.fanOut(t, evs[1], t0, "old")[0]
-		d.record(t, done, relay.StatusDelivered, time.Time{}, t0)
-		n, err := d.Relay.Abandon(ctx, []string{"crm"}, t0.Add(time.Minute))
+		d.record(t, done, bridge.DeliveryDelivered, time.Time{}, t0)
+		n, err := d.Abandon(ctx, []string{"crm"}, t0.Add(time.Minute))
 		if err != nil || n != 1 {
 			t.Errorf("Abandon(crm) = %d, %v; want 1", n, err)
 		}
 		for _, tc := range []struct {
 			event    int64
 			endpoint string
-			want     string
-		}{{evs[0].ID, "crm", relay.StatusPending}, {evs[0].ID, "old", relay.StatusDead}, {evs[1].ID, "old", relay.StatusDelivered}} {
+			want     bridge.DeliveryStatus
+		}{{evs[0].ID, "crm", bridge.DeliveryPending}, {evs[0].ID, "old", bridge.DeliveryDead}, {evs[1].ID, "old", bridge.DeliveryDelivered}} {
 			got := d.find(t, tc.event, tc.endpoint)
-			if got.Status != tc.want || tc.want == relay.StatusDead && got.LastError == "" {
+			if got.Status != tc.want || tc.want == bridge.DeliveryDead && got.LastError == "" {
 				t.Errorf("delivery of event %d to %s after Abandon(crm) = %s (%q); want %s, with the reason when dead", tc.event, tc.endpoint, got.Status, got.LastError, tc.want)
 			}
 		}
-		if n, err := d.Relay.Abandon(ctx, []string{"crm"}, t0.Add(2*time.Minute)); err != nil || n != 0 {
+		if n, err := d.Abandon(ctx, []string{"crm"}, t0.Add(2*time.Minute)); err != nil || n != 0 {
 			t.Errorf("Abandon(crm) again = %d, %v; want 0", n, err)
 		}
 	}},
 	{"no endpoint known", func(t *testing.T, d *db) {
 		evs := d.events(t, 2)
 		d.fanOut(t, evs[0], t0, "crm", "erp")
-		if n, err := d.Relay.Abandon(ctx, nil, t0); err != nil || n != 2 {
+		if n, err := d.Abandon(ctx, nil, t0); err != nil || n != 2 {
 			t.Errorf("Abandon(none) = %d, %v; want 2", n, err)
 		}
 	}},
 	{"nothing pending", func(t *testing.T, d *db) {
-		if n, err := d.Relay.Abandon(ctx, []string{"crm"}, t0); err != nil || n != 0 {
+		if n, err := d.Abandon(ctx, []string{"crm"}, t0); err != nil || n != 0 {
 			t.Errorf("Abandon(crm) on an empty store = %d, %v; want 0", n, err)
 		}
 	}},
@@ -122,18 +121,18 @@ var abandonCases = []testCase{
 var recordCases = []testCase{
 	{"stores the attempt and the new state", func(t *testing.T, d *db) {
 		dl := d.fanOut(t, d.events(t, 1)[0], t0, "crm")[0]
-		first := relay.Attempt{At: t0.Add(time.Second), Status: 503, Latency: 12.5, Response: "busy", Error: "503 Service Unavailable"}
-		dl.Status, dl.Attempts, dl.NextAttemptAt = relay.StatusPending, 1, t0.Add(5*time.Minute)
-		if err := d.Relay.Record(ctx, &dl, first); err != nil {
+		first := bridge.Attempt{At: t0.Add(time.Second), Status: 503, Latency: 12.5, Response: "busy", Error: "503 Service Unavailable"}
+		dl.Status, dl.Attempts, dl.NextAttemptAt = bridge.DeliveryPending, 1, t0.Add(5*time.Minute)
+		if err := d.Record(ctx, &dl, first); err != nil {
 			t.Fatalf("Record(%s, 503) = %v", dl.ID, err)
 		}
-		second := relay.Attempt{At: t0.Add(5 * time.Minute), Status: 200, Latency: 3}
-		dl.Status, dl.Attempts, dl.NextAttemptAt = relay.StatusDelivered, 2, time.Time{}
-		if err := d.Relay.Record(ctx, &dl, second); err != nil {
+		second := bridge.Attempt{At: t0.Add(5 * time.Minute), Status: 200, Latency: 3}
+		dl.Status, dl.Attempts, dl.NextAttemptAt = bridge.DeliveryDelivered, 2, time.Time{}
+		if err := d.Record(ctx, &dl, second); err != nil {
 			t.Fatalf("Record(%s, 200) = %v", dl.ID, err)
 		}
-		got, attempts, err := d.Relay.Delivery(ctx, dl.ID)
-		if err != nil || got.Status != relay.StatusDelivered || got.Attempts != 2 || got.LastStatus != 200 || got.LastError != "" ||
+		got, attempts, err := d.Delivery(ctx, dl.ID)
+		if err != nil || got.Status != bridge.DeliveryDelivered || got.Attempts != 2 || got.LastStatus != 200 || got.LastError != "" ||
 			!got.UpdatedAt.Equal(second.At) || got.WebhookID != dl.WebhookID {
 			t.Errorf("Delivery(%s) = %+v, %v; want delivered after 2 attempts, last 200 at %v", dl.ID, got, err, second.At)
 		}
@@ -144,18 +143,18 @@ var recordCases = []testCase{
 	{"frees the lease", func(t *testing.T, d *db) {
 		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
 		dl := d.claim(t, d.Stores, "crm", t0, time.Hour, 1)[0]
-		d.record(t, dl, relay.StatusPending, t0.Add(time.Second), t0)
+		d.record(t, dl, bridge.DeliveryPending, t0.Add(time.Second), t0)
 		if got := d.claim(t, d.Stores, "crm", t0.Add(time.Second), time.Hour, 10); len(got) != 1 || got[0].ID != dl.ID {
 			t.Errorf("Claim(crm) when the retry is due, before the first lease ends = %s, want %s", deliveryIDs(got), dl.ID)
 		}
 	}},
 	{"unknown delivery", func(t *testing.T, d *db) {
 		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
-		missing := relay.Delivery{ID: "missing", Status: relay.StatusDelivered, Attempts: 1}
-		if err := d.Relay.Record(ctx, &missing, relay.Attempt{At: t0, Status: 200}); err == nil {
+		missing := bridge.Delivery{ID: "missing", Status: bridge.DeliveryDelivered, Attempts: 1}
+		if err := d.Record(ctx, &missing, bridge.Attempt{At: t0, Status: 200}); err == nil {
 			t.Errorf("Record(missing) = nil, want an error")
 		}
-		if got, attempts, err := d.Relay.Delivery(ctx, "missing"); err == nil || got != nil || len(attempts) != 0 {
+		if got, attempts, err := d.Delivery(ctx, "missing"); err == nil || got != nil || len(attempts) != 0 {
 			t.Errorf("Delivery(missing) after Record(missing) = %+v, %+v, %v; want an error and nothing", got, attempts, err)
 		}
 	}},
@@ -168,24 +167,24 @@ var deliveriesCases = []testCase{
 		d.fanOut(t, evs[0], t0.Add(30*time.Second), "crm", "erp")
 		d.fanOut(t, evs[1], t0.Add(time.Minute), "crm")
 		last := d.fanOut(t, evs[2], t0.Add(2*time.Minute), "crm")[0]
-		d.record(t, last, relay.StatusDelivered, time.Time{}, t0.Add(3*time.Minute))
+		d.record(t, last, bridge.DeliveryDelivered, time.Time{}, t0.Add(3*time.Minute))
 		number := map[int64]int{evs[0].ID: 1, evs[1].ID: 2, evs[2].ID: 3}
-		name := func(dl relay.Delivery) string { return fmt.Sprintf("%d>%s", number[dl.EventID], dl.Endpoint) }
+		name := func(dl bridge.Delivery) string { return fmt.Sprintf("%d>%s", number[dl.EventID], dl.Endpoint) }
 		for _, tc := range []struct {
-			f    relay.DeliveryFilter
+			f    bridge.DeliveryFilter
 			want string
 		}{
-			{relay.DeliveryFilter{}, "3>crm 2>crm 1>erp 1>crm"},
-			{relay.DeliveryFilter{Endpoint: "crm"}, "3>crm 2>crm 1>crm"},
-			{relay.DeliveryFilter{Endpoint: "none"}, ""},
-			{relay.DeliveryFilter{Status: relay.StatusDelivered}, "3>crm"},
-			{relay.DeliveryFilter{Status: relay.StatusPending, Endpoint: "crm"}, "2>crm 1>crm"},
-			{relay.DeliveryFilter{Since: t0.Add(time.Minute)}, "3>crm 2>crm"},
-			{relay.DeliveryFilter{Until: t0.Add(time.Minute)}, "1>erp 1>crm"},
-			{relay.DeliveryFilter{Since: t0.Add(30 * time.Second), Until: t0.Add(2 * time.Minute)}, "2>crm 1>erp"},
-			{relay.DeliveryFilter{Limit: 2}, "3>crm 2>crm"},
+			{bridge.DeliveryFilter{}, "3>crm 2>crm 1>erp 1>crm"},
+			{bridge.DeliveryFilter{Endpoint: "crm"}, "3>crm 2>crm 1>crm"},
+			{bridge.DeliveryFilter{Endpoint: "none"}, ""},
+			{bridge.DeliveryFilter{Status: bridge.DeliveryDelivered}, "3>crm"},
+			{bridge.DeliveryFilter{Status: bridge.DeliveryPending, Endpoint: "crm"}, "2>crm 1>crm"},
+			{bridge.DeliveryFilter{Since: t0.Add(time.Minute)}, "3>crm 2>crm"},
+			{bridge.DeliveryFilter{Until: t0.Add(time.Minute)}, "1>erp 1>crm"},
+			{bridge.DeliveryFilter{Since: t0.Add(30 * time.Second), Until: t0.Add(2 * time.Minute)}, "2>crm 1>erp"},
+			{bridge.DeliveryFilter{Limit: 2}, "3>crm 2>crm"},
 		} {
-			got, err := d.Relay.Deliveries(ctx, tc.f)
+			got, err := d.Deliveries(ctx, tc.f)
 			var names []string
 			for _, dl := range got {
 				names = append(names, name(dl))
@@ -196,7 +195,7 @@ var deliveriesCases = []testCase{
 		}
 	}},
 	{"empty store", func(t *testing.T, d *db) {
-		if got, err := d.Relay.Deliveries(ctx, relay.DeliveryFilter{}); err != nil || len(got) != 0 {
+		if got, err := d.Deliveries(ctx, bridge.DeliveryFilter{}); err != nil || len(got) != 0 {
 			t.Errorf("Deliveries() = %+v, %v; want none", got, err)
 		}
 	}},
@@ -205,14 +204,14 @@ var deliveriesCases = []testCase{
 var deliveryCases = []testCase{
 	{"with no attempt yet", func(t *testing.T, d *db) {
 		want := d.fanOut(t, d.events(t, 1)[0], t0, "crm")[0]
-		got, attempts, err := d.Relay.Delivery(ctx, want.ID)
+		got, attempts, err := d.Delivery(ctx, want.ID)
 		if err != nil || got == nil || !sameDelivery(*got, want, "crm") || len(attempts) != 0 {
 			t.Errorf("Delivery(%s) = %+v, %+v, %v; want %+v and no attempt", want.ID, got, attempts, err, want)
 		}
 	}},
 	{"unknown id", func(t *testing.T, d *db) {
 		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
-		if got, attempts, err := d.Relay.Delivery(ctx, "missing"); err == nil || got != nil || len(attempts) != 0 {
+		if got, attempts, err := d.Delivery(ctx, "missing"); err == nil || got != nil || len(attempts) != 0 {
 			t.Errorf("Delivery(missing) = %+v, %+v, %v; want nil, none, an error", got, attempts, err)
 		}
 	}},
@@ -262,13 +261,13 @@ func ref(e bridge.Event) bridge.EventRef {
 }
 
 // fanOut fans e out to endpoints at now and returns the deliveries of e, ordered by endpoint.
-func (d *db) fanOut(t *testing.T, e bridge.Event, now time.Time, endpoints ...string) []relay.Delivery {
+func (d *db) fanOut(t *testing.T, e bridge.Event, now time.Time, endpoints ...string) []bridge.Delivery {
 	t.Helper()
-	if err := d.Relay.FanOut(ctx, ref(e), endpoints, now); err != nil {
+	if err := d.FanOut(ctx, ref(e), endpoints, now); err != nil {
 		t.Fatalf("FanOut(%d, %v) = %v", e.ID, endpoints, err)
 	}
-	var out []relay.Delivery
-	for _, dl := range d.deliveries(t, relay.DeliveryFilter{}) {
+	var out []bridge.Delivery
+	for _, dl := range d.deliveries(t, bridge.DeliveryFilter{}) {
 		if dl.EventID == e.ID {
 			out = append(out, dl)
 		}
@@ -277,9 +276,9 @@ func (d *db) fanOut(t *testing.T, e bridge.Event, now time.Time, endpoints ...st
 }
 
 // deliveries lists deliveries matching f, ordered by event and endpoint.
-func (d *db) deliveries(t *testing.T, f relay.DeliveryFilter) []relay.Delivery {
+func (d *db) deliveries(t *testing.T, f bridge.DeliveryFilter) []bridge.Delivery {
 	t.Helper()
-	ds, err := d.Relay.Deliveries(ctx, f)
+	ds, err := d.Deliveries(ctx, f)
 	if err != nil {
 		t.Fatalf("Deliveries(%+v) = %v", f, err)
 	}
@@ -290,28 +289,28 @@ func (d *db) deliveries(t *testing.T, f relay.DeliveryFilter) []relay.Delivery {
 }
 
 // find returns the delivery of event to endpoint.
-func (d *db) find(t *testing.T, event int64, endpoint string) relay.Delivery {
+func (d *db) find(t *testing.T, event int64, endpoint string) bridge.Delivery {
 	t.Helper()
-	for _, dl := range d.deliveries(t, relay.DeliveryFilter{Endpoint: endpoint}) {
+	for _, dl := range d.deliveries(t, bridge.DeliveryFilter{Endpoint: endpoint}) {
 		if dl.EventID == event {
 			return dl
 		}
 	}
 	t.Fatalf("no delivery of event %d to %s", event, endpoint)
-	return relay.Delivery{}
+	return bridge.Delivery{}
 }
 
 // record stores an attempt at `at` that leaves dl in status, due again at next.
-func (d *db) record(t *testing.T, dl relay.Delivery, status string, next, at time.Time) {
+func (d *db) record(t *testing.T, dl bridge.Delivery, status bridge.DeliveryStatus, next, at time.Time) {
 	t.Helper()
 	dl.Status, dl.NextAttemptAt, dl.Attempts = status, next, dl.Attempts+1
-	if err := d.Relay.Record(ctx, &dl, relay.Attempt{At: at, Status: 500}); err != nil {
+	if err := d.Record(ctx, &dl, bridge.Attempt{At: at, Status: 500}); err != nil {
 		t.Fatalf("Record(%s, %s) = %v", dl.ID, status, err)
 	}
 }
 
-func byEndpoint(ds []relay.Delivery, endpoint string) []relay.Delivery {
-	var out []relay.Delivery
+func byEndpoint(ds []bridge.Delivery, endpoint string) []bridge.Delivery {
+	var out []bridge.Delivery
 	for _, dl := range ds {
 		if dl.Endpoint == endpoint {
 			out = append(out, dl)
@@ -321,7 +320,7 @@ func byEndpoint(ds []relay.Delivery, endpoint string) []relay.Delivery {
 }
 
 // sameDelivery compares deliveries, times by instant and data as JSON; want's endpoint is given.
-func sameDelivery(got, want relay.Delivery, endpoint string) bool {
+func sameDelivery(got, want bridge.Delivery, endpoint string) bool {
 	want.Endpoint = endpoint
 	for _, p := range []struct{ g, w *time.Time }{{&got.EventAt, &want.EventAt}, {&got.NextAttemptAt, &want.NextAttemptAt},
 		{&got.CreatedAt, &want.CreatedAt}, {&got.UpdatedAt, &want.UpdatedAt}} {
@@ -337,7 +336,7 @@ func sameDelivery(got, want relay.Delivery, endpoint string) bool {
 	return reflect.DeepEqual(got, want)
 }
 
-func sameDeliveries(got, want []relay.Delivery) bool {
+func sameDeliveries(got, want []bridge.Delivery) bool {
 	if len(got) != len(want) {
 		return false
 	}
@@ -349,12 +348,12 @@ func sameDeliveries(got, want []relay.Delivery) bool {
 	return true
 }
 
-func sameAttempt(got, want relay.Attempt) bool {
+func sameAttempt(got, want bridge.Attempt) bool {
 	return got.At.Equal(want.At) && got.Status == want.Status && got.Latency == want.Latency &&
 		got.Response == want.Response && got.Error == want.Error
 }
 
-func deliveryIDs(ds []relay.Delivery) string {
+func deliveryIDs(ds []bridge.Delivery) string {
 	var out []string
 	for _, dl := range ds {
 		out = append(out, fmt.Sprintf("%d>%s", dl.EventID, dl.Endpoint))

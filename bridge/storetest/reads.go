@@ -168,7 +168,7 @@ var pendingEventsCases = []testCase{
 	}},
 	{"handed on by FanOut", func(t *testing.T, d *db) {
 		evs := d.events(t, 2)
-		if err := d.Relay.FanOut(ctx, ref(evs[0]), nil, t0); err != nil {
+		if err := d.FanOut(ctx, ref(evs[0]), nil, t0); err != nil {
 			t.Fatal(err)
 		}
 		if ev, err := d.PendingEvents(ctx, 10); err != nil || len(ev) != 1 || ev[0].ID != evs[1].ID {
@@ -176,11 +176,11 @@ var pendingEventsCases = []testCase{
 		}
 	}},
 	{"written by every writer", func(t *testing.T, d *db) {
-		if err := d.Relay.DisableEndpoint(ctx, "crm", "410", t0, bridge.Event{Type: "endpoint.disabled"}); err != nil {
+		if err := d.DisableEndpoint(ctx, "crm", "410", t0, bridge.Event{Type: "endpoint.disabled"}); err != nil {
 			t.Fatal(err)
 		}
 		d.claimRun(t, d.Stores, "nightly", t0, t0)
-		if err := d.Export.FinishRun(ctx, finished("nightly", t0), nil, time.Time{}, bridge.Event{Type: bridge.EventExportCompleted}); err != nil {
+		if err := d.FinishRun(ctx, finished("nightly", t0), nil, time.Time{}, bridge.Event{Type: bridge.EventExportCompleted}); err != nil {
 			t.Fatal(err)
 		}
 		ev, err := d.PendingEvents(ctx, 10)

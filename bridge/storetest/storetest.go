@@ -1,5 +1,5 @@
-// Package storetest is the contract suite every store of the bridge passes: bridge.Store,
-// relay.Store and export.Store over one database, and the events that the writes publish on
+// Package storetest is the contract suite every store of the bridge passes: bridge.Store (its
+// JobStore, DeliveryStore and ExportStore) over one database, and the events that the writes publish on
 // the bus (bridge.EventsTopic). The SQLite store runs it today, a PostgreSQL store will run it
 // unchanged: an implementation calls Run once, with a function that makes a new, empty
 // database.
@@ -23,26 +23,21 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/export"
-	"github.com/transcript-bridge/bridge/bridge/relay"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // recording and owner are what a source found and says about its owner (the only types the
 // suite names outside the store contract).
 type (
-	recording = bridge.Recording
-	owner     = bridge.Owner
+	recording = connectors.Recording
+	owner     = connectors.Owner
 )
 
-// Stores is one handle on a database under test: the three store contracts (bridge/sqlite's
-// *Store is all three) and its bus.
+// Stores is one handle on a database under test: the store contract and its bus.
 type Stores struct {
-	// Store keeps jobs, cursors, history and the outbox; its Close releases the whole handle.
+	// Store keeps jobs, cursors, history, the outbox, webhook deliveries and export runs; its
+	// Close releases the whole handle.
 	bridge.Store
-	// Relay keeps webhook deliveries, their attempts and the endpoints' state.
-	Relay relay.Store
-	// Export keeps scheduled export runs and checkpoints.
-	Export export.Store
 	// Subscriber returns a new subscriber of the bus on which the database's writes publish
 	// their events, in a consumer group of its own that reads every message published so far.
 	// The suite closes it.
@@ -136,12 +131,12 @@ func (d *db) fresh() *db {
 func (d *db) another() Stores {
 	d.t.Helper()
 	s := d.open()
-	if s.Store == nil || s.Relay == nil || s.Export == nil || s.Subscriber == nil {
-		d.t.Fatalf("Open() = %+v: Store, Relay, Export and Subscriber must all be set", s)
+	if s.Store == nil || s.Subscriber == nil {
+		d.t.Fatalf("Open() = %+v: Store and Subscriber must both be set", s)
 	}
 	var once sync.Once
 	d.t.Cleanup(func() { once.Do(func() { s.Close() }) })
-	return Stores{Store: closeOnce{s.Store, &once}, Relay: s.Relay, Export: s.Export, Subscriber: s.Subscriber}
+	return Stores{Store: closeOnce{s.Store, &once}, Subscriber: s.Subscriber}
 }
 
 // closeOnce lets a case close a handle itself (Close's own cases) before the cleanup does.

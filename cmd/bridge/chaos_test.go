@@ -20,7 +20,6 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/sandbox"
@@ -313,7 +312,7 @@ func checkJobsSettled(t *testing.T, dbPath string, files int) (uploads, attempts
 			t.Errorf("job %s (%s) ended %s: %s", j.ID, j.ItemID, j.State, j.Reason)
 		}
 	}
-	ds, err := store.Deliveries(ctx, relay.DeliveryFilter{Limit: 100000})
+	ds, err := store.Deliveries(ctx, bridge.DeliveryFilter{Limit: 100000})
 	if err != nil {
 		t.Fatal(err)
 	}

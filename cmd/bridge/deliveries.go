@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/transcript-bridge/bridge/api"
-	"github.com/transcript-bridge/bridge/bridge/relay"
+	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
@@ -72,7 +72,7 @@ func newDeliveriesCmd() *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			ds, err := store.Deliveries(cmd.Context(), relay.DeliveryFilter{Endpoint: endpoint, Status: status, Limit: 1000})
+			ds, err := store.Deliveries(cmd.Context(), bridge.DeliveryFilter{Endpoint: endpoint, Status: bridge.DeliveryStatus(status), Limit: 1000})
 			if err != nil {
 				return err
 			}
@@ -84,7 +84,7 @@ func newDeliveriesCmd() *cobra.Command {
 				if len(ds) > 0 {
 					return true, nil
 				}
-				some, err := store.Deliveries(cmd.Context(), relay.DeliveryFilter{Endpoint: endpoint, Limit: 1})
+				some, err := store.Deliveries(cmd.Context(), bridge.DeliveryFilter{Endpoint: endpoint, Limit: 1})
 				return len(some) > 0, err
 			}); err != nil {
 				return err
@@ -135,9 +135,9 @@ func newDeliveriesCmd() *cobra.Command {
 		Use:   "replay [ID...] [--endpoint E --since T --until T --dead]",
 		Short: "Send deliveries again (same webhook-id): by id, or by endpoint and time range",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f := relay.DeliveryFilter{Endpoint: rEndpoint}
+			f := bridge.DeliveryFilter{Endpoint: rEndpoint}
 			if dead {
-				f.Status = relay.StatusDead
+				f.Status = bridge.DeliveryDead
 			}
 			for _, t := range []struct {
 				flag, val string
@@ -178,7 +178,13 @@ func newDeliveriesCmd() *cobra.Command {
 }
 
 // deliveryStatuses are the statuses a delivery can have, for --status and its errors.
-var deliveryStatuses = []string{relay.StatusPending, relay.StatusDelivered, relay.StatusDead}
+var deliveryStatuses = func() []string {
+	out := make([]string, len(bridge.DeliveryStatuses))
+	for i, s := range bridge.DeliveryStatuses {
+		out[i] = string(s)
+	}
+	return out
+}()
 
 // deliveryView is a delivery as deliveries list and deliveries show print it in JSON and YAML.
 type deliveryView struct {
@@ -215,11 +221,11 @@ type deliveryView struct {
 }
 
 // newDeliveryView is d as printed; its error text goes through api.Redact.
-func newDeliveryView(d *relay.Delivery) deliveryView {
-	v := deliveryView{ID: d.ID, Endpoint: d.Endpoint, Type: d.Type, Status: d.Status, Attempts: d.Attempts,
+func newDeliveryView(d *bridge.Delivery) deliveryView {
+	v := deliveryView{ID: d.ID, Endpoint: d.Endpoint, Type: d.Type, Status: string(d.Status), Attempts: d.Attempts,
 		LastStatus: d.LastStatus, LastError: api.Redact(d.LastError), WebhookID: d.WebhookID, EventID: d.EventID, JobID: d.JobID,
 		TranscriptionID: d.TranscriptionID, EventAt: utc(d.EventAt), CreatedAt: utc(d.CreatedAt), UpdatedAt: utc(d.UpdatedAt)}
-	if d.Status == relay.StatusPending {
+	if d.Status == bridge.DeliveryPending {
 		v.NextAttemptAt = utc(d.NextAttemptAt)
 	}
 	return v
@@ -238,7 +244,7 @@ type deliveryDetailView struct {
 
 // newDeliveryDetailView is d with its attempts as printed; the event data and the attempts'
 // text go through api.Redact.
-func newDeliveryDetailView(d *relay.Delivery, attempts []relay.Attempt) deliveryDetailView {
+func newDeliveryDetailView(d *bridge.Delivery, attempts []bridge.Attempt) deliveryDetailView {
 	v := deliveryDetailView{deliveryView: newDeliveryView(d), Data: rawObject([]byte(api.Redact(string(d.Data)))),
 		History: make([]attemptView, 0, len(attempts))}
 	for _, a := range attempts {

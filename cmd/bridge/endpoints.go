@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 )
@@ -167,7 +168,7 @@ func newWebhooksTestCmd() *cobra.Command {
 					continue
 				}
 				now := time.Now()
-				id, err := webhook.NewID()
+				id, err := bridge.NewWebhookID()
 				if err != nil {
 					return err
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/export"
 )
 
@@ -171,8 +172,8 @@ type exportRunView struct {
 }
 
 // newExportRunView is r as printed at now.
-func newExportRunView(r export.Run, now time.Time) exportRunView {
-	return exportRunView{Export: r.Export, Tick: utc(r.Tick), Status: r.State(now), From: utc(r.From), Until: utc(r.Until),
+func newExportRunView(r bridge.ExportRun, now time.Time) exportRunView {
+	return exportRunView{Export: r.Export, Tick: utc(r.Tick), Status: string(r.State(now)), From: utc(r.From), Until: utc(r.Until),
 		Location: r.Location, Listed: r.Listed, Exported: r.Exported, Skipped: r.Skipped, Error: api.Redact(r.Error),
 		StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt), LeaseUntil: utc(r.LeaseUntil)}
 }

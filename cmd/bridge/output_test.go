@@ -19,8 +19,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/export"
-	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/sandbox"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
@@ -138,15 +136,15 @@ func normalize(v any) any {
 // is printed without anything secret-looking.
 func TestViewsRedact(t *testing.T) {
 	const tok = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
-	d := &relay.Delivery{ID: "d1", Status: relay.StatusDead, LastError: "receiver said: Authorization: Bearer abc.def",
+	d := &bridge.Delivery{ID: "d1", Status: bridge.DeliveryDead, LastError: "receiver said: Authorization: Bearer abc.def",
 		Data: json.RawMessage(`{"source":{"link":"https://zoom.test/rec?x=1"},"download_token":"` + tok + `"}`)}
 	tests := []struct {
 		name string
 		view any
 	}{
 		{"job", newJobView(&bridge.Job{ID: "j1", State: bridge.StateFailed, Reason: "download refused: access_token=s3cr3t"})},
-		{"delivery", newDeliveryDetailView(d, []relay.Attempt{{Status: 401, Response: `{"echo":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`}})},
-		{"export run", newExportRunView(export.Run{Export: "nightly", Error: "s3: mk_live_abcdef rejected"}, time.Now())},
+		{"delivery", newDeliveryDetailView(d, []bridge.Attempt{{Status: 401, Response: `{"echo":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`}})},
+		{"export run", newExportRunView(bridge.ExportRun{Export: "nightly", Error: "s3: mk_live_abcdef rejected"}, time.Now())},
 	}
 	for _, tc := range tests {
 		var b bytes.Buffer

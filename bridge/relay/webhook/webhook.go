@@ -8,7 +8,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base32"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -17,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // Header names.
@@ -37,25 +34,6 @@ const DefaultTolerance = 5 * time.Minute
 // Secret is a signing key. Its String form is redacted; Encode gives the whsec_ form.
 type Secret struct {
 	key []byte
-}
-
-// idPrefix marks a Standard Webhooks message id.
-const idPrefix = "msg_"
-
-// idEncoding is lower-case Crockford base32: its alphabet is in ASCII order, so ids sort as the
-// bytes they encode.
-var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
-
-// NewID returns a fresh, globally unique webhook-id: "msg_" and a UUIDv7 in 26 characters of
-// lower-case Crockford base32, so ids made later sort later. A message keeps its id on every
-// attempt and replay; receivers deduplicate by it. It fails only when the system's random
-// source does.
-func NewID() (string, error) {
-	u, err := uuid.NewV7()
-	if err != nil {
-		return "", fmt.Errorf("new webhook-id: %w", err)
-	}
-	return idPrefix + idEncoding.EncodeToString(u[:]), nil
 }
 
 // NewSecret returns a fresh secret of 32 random bytes.
