@@ -83,11 +83,11 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 		case errors.Is(err, mapping.ErrUnmapped):
 			reason := unmappedReason(err)
 			if from == StateHeld && j.Reason == reason {
-				j.NextAt, j.UpdatedAt = p.now().Add(remapInterval), p.now() // still no match: look again later, quietly
-				err = p.Store.Update(ctx, j, StateHeld, "")
+				j.NextAt = p.now().Add(remapInterval) // still no match: look again later, quietly
+				err = p.move(ctx, j, StateHeld, "")
 			} else {
 				j.NextAt = p.now().Add(remapInterval)
-				err = p.move(ctx, j, StateHeld, reason, NewEvent(EventHeld, j, map[string]any{"reason": reason}))
+				err = p.hold(ctx, j, HoldUnmapped, reason, NewEvent(EventHeld, j, map[string]any{"reason": reason}))
 			}
 			if err != nil && !errors.Is(err, ErrConflict) {
 				return err
@@ -126,7 +126,7 @@ const remapInterval = time.Minute
 
 // Unmapped reports whether j waits for its owner to be mapped.
 func Unmapped(j *Job) bool {
-	return j.State == StateHeld && strings.HasPrefix(j.Reason, ReasonUnmapped+":")
+	return j.State == StateHeld && j.Hold == HoldUnmapped
 }
 
 // precheck returns why the service would refuse the file ("" when it would take it).
@@ -187,8 +187,8 @@ func (p *Pipeline) RemapHeld(ctx context.Context, source string) error {
 		if !Unmapped(j) {
 			continue
 		}
-		j.NextAt, j.UpdatedAt = time.Time{}, p.now()
-		if err := p.Store.Update(ctx, j, StateHeld, ""); err != nil && !errors.Is(err, ErrConflict) {
+		j.NextAt = time.Time{}
+		if err := p.move(ctx, j, StateHeld, ""); err != nil && !errors.Is(err, ErrConflict) {
 			return err
 		}
 	}

@@ -63,6 +63,31 @@ func (s State) Valid() bool {
 	return false
 }
 
+// HoldReason says, typed, why a held job waits; Job.Reason keeps the words. A job has one
+// exactly when it is held.
+type HoldReason string
+
+// Hold reasons.
+const (
+	// HoldUnmapped: no member matches the recording's owner (mapping.ErrUnmapped); mapped again
+	// every minute and at once when the mapping changes.
+	HoldUnmapped HoldReason = "unmapped"
+	// HoldNoBalance: the workspace has no minutes left; uploaded once the balance allows.
+	HoldNoBalance HoldReason = "no_balance"
+	// HoldSourceUnavailable: the source kept failing past its retry deadline (a download that
+	// keeps failing); tried again every few hours.
+	HoldSourceUnavailable HoldReason = "source_unavailable"
+	// HoldAuthorRefused: the service refused the author (not a member, invalid, unsupported
+	// type) after the job was mapped again once; tried again every 10 minutes.
+	HoldAuthorRefused HoldReason = "author_refused"
+	// HoldUpstreamSetting: the service refused a setting (the key's rights, a report, the
+	// language, the project, …); tried again every 10 minutes.
+	HoldUpstreamSetting HoldReason = "upstream_setting"
+)
+
+// HoldReasons lists every hold reason.
+var HoldReasons = []HoldReason{HoldUnmapped, HoldNoBalance, HoldSourceUnavailable, HoldAuthorRefused, HoldUpstreamSetting}
+
 // Job carries one recording through the pipeline.
 type Job struct {
 	// ID is the job's UUID; it is sent as metadata bridge_job.
@@ -73,6 +98,8 @@ type Job struct {
 	State State `json:"state"`
 	// Reason says why the job is held, skipped or failed (an upstream code kept verbatim).
 	Reason string `json:"reason,omitempty"`
+	// Hold says, typed, why a held job waits (empty unless held).
+	Hold HoldReason `json:"hold,omitempty"`
 	// Author, ExternalID and Metadata are the mapped upload headers.
 	Author     string          `json:"author,omitempty"`
 	ExternalID string          `json:"external_id,omitempty"`

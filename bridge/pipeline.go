@@ -117,15 +117,11 @@ func (p *Pipeline) setDefaults() {
 	})
 }
 
-// move writes j in state to (from its current state) with reason and events, logging the change.
+// move writes j in state to (from its current state) with reason and events through Move, the
+// one transition function, logging the change; a job reaching a final state is finished.
 func (p *Pipeline) move(ctx context.Context, j *Job, to State, reason string, events ...Event) error {
 	from, was := j.State, j.Reason
-	j.State, j.Reason, j.UpdatedAt = to, reason, p.now()
-	for i := range events {
-		events[i].TranscriptionID = j.TranscriptionID
-	}
-	if err := p.Store.Update(ctx, j, from, reason, events...); err != nil {
-		j.State = from
+	if err := Move(ctx, p.Store, j, to, reason, p.now(), events...); err != nil {
 		return err
 	}
 	p.log().Log(ctx, moveLevel(from, to, was, reason), "job", "id", j.ID, "source", j.Source, "item", j.ItemID, "from", from, "to", to, "reason", reason)
@@ -133,6 +129,12 @@ func (p *Pipeline) move(ctx context.Context, j *Job, to State, reason string, ev
 		p.finish(ctx, j)
 	}
 	return nil
+}
+
+// hold moves j into held with the typed reason why and the words reason.
+func (p *Pipeline) hold(ctx context.Context, j *Job, why HoldReason, reason string, events ...Event) error {
+	j.Hold = why
+	return p.move(ctx, j, StateHeld, reason, events...)
 }
 
 // moveLevel is the log level of a job's move from one state (with reason was) to another with

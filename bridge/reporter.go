@@ -20,7 +20,7 @@ func (p *Pipeline) SettleReports(ctx context.Context) error {
 		j := &jobs[i]
 		t, err := p.API.Get(ctx, j.TranscriptionID)
 		if errors.Is(err, api.ErrNotFound) {
-			if err := p.move(ctx, j, StateFailed, "the transcription was deleted upstream"); err != nil && !errors.Is(err, ErrConflict) {
+			if err := p.deletedUpstream(ctx, j); err != nil && !errors.Is(err, ErrConflict) {
 				return err
 			}
 			continue

@@ -86,9 +86,16 @@ const goneCheck = 10 * time.Minute
 func (p *Pipeline) checkGone(ctx context.Context, j *Job) error {
 	_, err := p.API.Get(ctx, j.TranscriptionID)
 	if errors.Is(err, api.ErrNotFound) {
-		return p.move(ctx, j, StateFailed, "the transcription was deleted upstream", NewEvent(EventFailed, j, map[string]any{"reason": "deleted upstream"}))
+		return p.deletedUpstream(ctx, j)
 	}
 	return nil // listed meanwhile, or a passing error: the next pass decides
+}
+
+// deletedUpstream fails a job whose transcription no longer exists upstream, with its
+// transcription.failed event: the tracker (queued, processing) and the reporter (transcribed)
+// both end such a job here.
+func (p *Pipeline) deletedUpstream(ctx context.Context, j *Job) error {
+	return p.move(ctx, j, StateFailed, "the transcription was deleted upstream", NewEvent(EventFailed, j, map[string]any{"reason": "deleted upstream"}))
 }
 
 // settle moves a job whose transcription reached a final status.

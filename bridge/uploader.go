@@ -61,6 +61,9 @@ var (
 		api.CodeReportsScopeRequired: true, api.CodeAPIAccessDenied: true, "unsupported_language": true,
 		"project_not_found": true, "invalid_speakers_count": true,
 	}
+	// authorCodes are the hold codes that refuse the author (HoldAuthorRefused; the others are
+	// HoldUpstreamSetting).
+	authorCodes = map[string]bool{api.CodeAuthorNotMember: true, api.CodeInvalidAuthor: true, api.CodeUnsupportedAuthorType: true}
 )
 
 // StartUploads starts an upload for each due job in ready, resubmit, held or uploading (an
@@ -116,7 +119,7 @@ func (p *Pipeline) StartUploads(ctx context.Context, wg *sync.WaitGroup) error {
 		j := &due[i]
 		switch {
 		case j.State == StateResubmit && balance < j.RequiredMinutes,
-			j.State == StateHeld && j.Reason == reasonNoMinutes && balance <= 0:
+			j.State == StateHeld && j.Hold == HoldNoBalance && balance <= 0:
 			j.NextAt = p.now().Add(balanceRecheck)
 			if err := p.move(ctx, j, j.State, ""); err != nil && !errors.Is(err, ErrConflict) {
 				return err
@@ -124,7 +127,7 @@ func (p *Pipeline) StartUploads(ctx context.Context, wg *sync.WaitGroup) error {
 			continue
 		case j.State == StateReady && balance <= 0:
 			j.NextAt = p.now().Add(balanceRecheck)
-			if err := p.move(ctx, j, StateHeld, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes})); err != nil && !errors.Is(err, ErrConflict) {
+			if err := p.hold(ctx, j, HoldNoBalance, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes})); err != nil && !errors.Is(err, ErrConflict) {
 				return err
 			}
 			continue
@@ -345,7 +348,7 @@ func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
 		return p.skip(ctx, j, "source: "+err.Error())
 	case apiErr != nil && apiErr.Status == http.StatusPaymentRequired:
 		j.NextAt = p.now().Add(balanceRecheck)
-		return p.move(ctx, j, StateHeld, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes}))
+		return p.hold(ctx, j, HoldNoBalance, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes}))
 	case skipCodes[code]:
 		return p.skip(ctx, j, err.Error())
 	case code == api.CodeAuthorNotMember && p.remapOnce(ctx, j):
@@ -354,7 +357,11 @@ func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
 		return p.move(ctx, j, StateDiscovered, reasonRemap+": "+err.Error())
 	case holdCodes[code] || (apiErr != nil && (apiErr.Status == 401 || apiErr.Status == 403)):
 		j.NextAt = p.now().Add(holdRecheck)
-		return p.move(ctx, j, StateHeld, err.Error(), NewEvent(EventHeld, j, map[string]any{"reason": err.Error(), "code": code}))
+		why := HoldUpstreamSetting
+		if authorCodes[code] {
+			why = HoldAuthorRefused
+		}
+		return p.hold(ctx, j, why, err.Error(), NewEvent(EventHeld, j, map[string]any{"reason": err.Error(), "code": code}))
 	case apiErr != nil && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != 408 && apiErr.Status != 409 && apiErr.Status != 429:
 		return p.move(ctx, j, StateFailed, err.Error(), NewEvent(EventFailed, j, map[string]any{"reason": err.Error(), "code": code}))
 	}
@@ -400,7 +407,7 @@ func (p *Pipeline) sourceFailed(ctx context.Context, j *Job, err error) error {
 		if !announced {
 			events = append(events, NewEvent(EventHeld, j, map[string]any{"reason": reason, "code": ReasonSourceUnavailable}))
 		}
-		return p.move(ctx, j, StateHeld, reason, events...)
+		return p.hold(ctx, j, HoldSourceUnavailable, reason, events...)
 	}
 	wait := sourceBackoff(failures, connectors.TransientWait(err))
 	j.NextAt = now.Add(wait)

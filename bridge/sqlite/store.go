@@ -112,14 +112,14 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-const jobCols = `id, recording, state, reason, author, external_id, metadata, idempotency_key, attempt_at, attempts,
+const jobCols = `id, recording, state, reason, hold, author, external_id, metadata, idempotency_key, attempt_at, attempts,
 	transcription_id, required_minutes, next_at, created_at, updated_at`
 
 func scanJob(row interface{ Scan(...any) error }) (*bridge.Job, error) {
 	var j bridge.Job
 	var rec, meta string
 	var attemptAt, nextAt, created, updated int64
-	if err := row.Scan(&j.ID, &rec, &j.State, &j.Reason, &j.Author, &j.ExternalID, &meta, &j.IdempotencyKey, &attemptAt,
+	if err := row.Scan(&j.ID, &rec, &j.State, &j.Reason, &j.Hold, &j.Author, &j.ExternalID, &meta, &j.IdempotencyKey, &attemptAt,
 		&j.Attempts, &j.TranscriptionID, &j.RequiredMinutes, &nextAt, &created, &updated); err != nil {
 		return nil, err
 	}
@@ -196,9 +196,9 @@ func (s *Store) Update(ctx context.Context, j *bridge.Job, from bridge.State, re
 	}
 	rec, _ := json.Marshal(j.Recording)
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET recording = ?, state = ?, reason = ?, author = ?, external_id = ?, metadata = ?,
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET recording = ?, state = ?, reason = ?, hold = ?, author = ?, external_id = ?, metadata = ?,
 			idempotency_key = ?, attempt_at = ?, attempts = ?, transcription_id = ?, required_minutes = ?, next_at = ?, updated_at = ?
-			WHERE id = ? AND state = ?`, string(rec), j.State, j.Reason, j.Author, j.ExternalID, string(j.Metadata), j.IdempotencyKey,
+			WHERE id = ? AND state = ?`, string(rec), j.State, j.Reason, j.Hold, j.Author, j.ExternalID, string(j.Metadata), j.IdempotencyKey,
 			nanos(j.AttemptAt), j.Attempts, j.TranscriptionID, j.RequiredMinutes, nanos(j.NextAt), now.UnixNano(), j.ID, from)
 		if err != nil {
 			return fmt.Errorf("update job %s: %w", j.ID, err)

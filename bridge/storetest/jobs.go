@@ -150,6 +150,19 @@ var updateCases = append([]testCase{
 			t.Errorf("History(%s) = %+v; want the addition, then discovered → uploading at %v", j.ID, h, at)
 		}
 	}},
+	{"writes the hold reason, and clears it", func(t *testing.T, d *db) {
+		j := d.job(t)
+		j.Hold = bridge.HoldNoBalance
+		d.move(t, &j, bridge.StateHeld, t0.Add(time.Minute))
+		if got, err := d.Job(ctx, j.ID); err != nil || got.Hold != bridge.HoldNoBalance || !sameJob(*got, j) {
+			t.Errorf("Job(%s) held = %+v, %v; want %+v, hold %s", j.ID, got, err, j, bridge.HoldNoBalance)
+		}
+		j.Hold = ""
+		d.move(t, &j, bridge.StateReady, t0.Add(2*time.Minute))
+		if got, err := d.Job(ctx, j.ID); err != nil || got.Hold != "" || !sameJob(*got, j) {
+			t.Errorf("Job(%s) released = %+v, %v; want %+v, no hold", j.ID, got, err, j)
+		}
+	}},
 	{"unknown job", func(t *testing.T, d *db) {
 		j := bridge.Job{ID: "missing", Recording: rec("a", "1"), State: bridge.StateReady, UpdatedAt: t0}
 		if err := d.Update(ctx, &j, bridge.StateDiscovered, "x"); !errors.Is(err, bridge.ErrConflict) && !errors.Is(err, bridge.ErrNotFound) {

@@ -1,0 +1,55 @@
+package bridge_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
+)
+
+// TestDeletedUpstreamIsOneOutcome: a transcription deleted upstream fails its job the same way
+// whether the tracker notices it (queued, processing) or the reporter does (transcribed): the
+// same reason and a transcription.failed event.
+func TestDeletedUpstreamIsOneOutcome(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, []string{"summary"})
+	added, err := e.store.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "q.wav", Version: "1", Name: "q.wav"},
+		{ItemID: "t.wav", Version: "1", Name: "t.wav"}}, "", time.Now())
+	if err != nil || len(added) != 2 {
+		t.Fatalf("AddRecordings = %d, %v", len(added), err)
+	}
+	for i, st := range []bridge.State{bridge.StateQueued, bridge.StateTranscribed} {
+		j := added[i]
+		j.State, j.TranscriptionID, j.UpdatedAt = st, "00000000-0000-4000-8000-00000000000"+string(rune('1'+i)), time.Now()
+		if err := e.store.Update(ctx, &j, bridge.StateDiscovered, "set up"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.p.Track(ctx); err != nil {
+		t.Fatalf("Track = %v", err)
+	}
+	if err := e.p.SettleReports(ctx); err != nil {
+		t.Fatalf("SettleReports = %v", err)
+	}
+	events, err := e.store.PendingEvents(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range added {
+		j, err := e.store.Job(ctx, a.ID)
+		if err != nil || j.State != bridge.StateFailed || j.Reason != "the transcription was deleted upstream" {
+			t.Errorf("job %s deleted upstream = %+v, %v; want failed, the transcription was deleted upstream", a.ItemID, j, err)
+		}
+		n := 0
+		for _, ev := range events {
+			if ev.JobID == a.ID && ev.Type == bridge.EventFailed {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("job %s deleted upstream: %d transcription.failed events, want 1 (%+v)", a.ItemID, n, events)
+		}
+	}
+}
