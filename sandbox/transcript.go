@@ -115,22 +115,29 @@ func synthesize(digest string, duration float64, diarize bool, speakersCount int
 	}
 	tr.text = strings.Join(lines, "\n")
 	if aiMeta {
-		perm := rng.Perm(len(topicBank))
-		k := 2 + rng.IntN(3)
-		var titles []string
-		for _, i := range perm[:k] {
-			tr.topics = append(tr.topics, topicJSON{Title: topicBank[i]})
-			titles = append(titles, strings.ToLower(topicBank[i]))
-		}
-		tr.title = fmt.Sprintf("%s and %s", topicBank[perm[0]], strings.ToLower(topicBank[perm[1]]))
-		who := labels[0]
-		if n > 1 {
-			who = strings.Join(labels[:n-1], ", ") + " and " + labels[n-1]
-		}
-		tr.summary = fmt.Sprintf("%s discussed %s over %s. They agreed on next steps and assigned action items.",
-			who, joinAnd(titles), spokenDuration(duration))
+		tr.addMetadata(rng, labels, duration)
 	}
 	return tr
+}
+
+// addMetadata writes what ai_metadata adds: topics, a title made of the first two and a
+// summary naming the speakers (labels). It draws from rng after the segments.
+func (tr *transcript) addMetadata(rng *rand.Rand, labels []string, duration float64) {
+	n := len(labels)
+	perm := rng.Perm(len(topicBank))
+	k := 2 + rng.IntN(3)
+	var titles []string
+	for _, i := range perm[:k] {
+		tr.topics = append(tr.topics, topicJSON{Title: topicBank[i]})
+		titles = append(titles, strings.ToLower(topicBank[i]))
+	}
+	tr.title = fmt.Sprintf("%s and %s", topicBank[perm[0]], strings.ToLower(topicBank[perm[1]]))
+	who := labels[0]
+	if n > 1 {
+		who = strings.Join(labels[:n-1], ", ") + " and " + labels[n-1]
+	}
+	tr.summary = fmt.Sprintf("%s discussed %s over %s. They agreed on next steps and assigned action items.",
+		who, joinAnd(titles), spokenDuration(duration))
 }
 
 // reportText writes a report as prose naming its template.
