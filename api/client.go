@@ -10,17 +10,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/go-resty/resty/v2"
 	"golang.org/x/time/rate"
+
+	"github.com/transcript-bridge/bridge/internal/retry"
 )
 
 // Config configures a Client. Zero values take the defaults named on each field.
@@ -135,6 +135,7 @@ type Client struct {
 	data      *rate.Limiter
 	deletes   *rate.Limiter
 	uploadSem chan struct{}
+	retry     retry.Policy
 }
 
 // New returns a client; it fails when the configuration is incomplete.
@@ -149,7 +150,7 @@ func New(cfg Config) (*Client, error) {
 		SetAuthToken(cfg.Key).
 		SetHeader("User-Agent", cfg.UserAgent).
 		SetHeader("Accept", "application/json").
-		SetRetryCount(0) // retries are ours: they honour Retry-After and idempotency
+		SetRetryCount(0) // retries are internal/retry's: they honour Retry-After and idempotency
 	return &Client{
 		cfg:       cfg,
 		r:         r,
@@ -157,6 +158,8 @@ func New(cfg Config) (*Client, error) {
 		data:      limiter(cfg.DataPerMinute),
 		deletes:   limiter(cfg.DeletesPerMinute),
 		uploadSem: make(chan struct{}, cfg.MaxConcurrentUploads),
+		retry: retry.Policy{MaxAttempts: cfg.MaxAttempts, MinBackoff: cfg.MinBackoff, MaxBackoff: cfg.MaxBackoff,
+			MaxRetryAfter: cfg.MaxRetryAfter},
 	}, nil
 }
 
@@ -202,15 +205,16 @@ type call struct {
 	goneOK bool
 }
 
-// do runs a call with retries and returns the final answer (2xx). Errors are wrapped with the
-// operation; the *Error inside carries the status and upstream code.
+// do runs a call under the client's retry policy and returns the final answer (2xx). Errors
+// are wrapped with the operation; the *Error inside carries the status and upstream code.
 func (c *Client) do(ctx context.Context, cl call) (*resty.Response, error) {
-	var lastErr error
 	var reach reachability
-	retried := false
-	for attempt := 1; ; attempt++ {
+	var answer *resty.Response
+	attempt := 0
+	err := c.retry.Do(ctx, func() error {
+		attempt++
 		if err := c.wait(ctx, cl.class); err != nil {
-			return nil, fmt.Errorf("%s: %w", cl.op, ctxErr(ctx, err, lastErr))
+			return retry.Permanent(err)
 		}
 		req := c.r.R().SetContext(ctx).SetDoNotParseResponse(true)
 		if cl.query != nil {
@@ -220,63 +224,58 @@ func (c *Client) do(ctx context.Context, cl call) (*resty.Response, error) {
 			req.SetHeader("Content-Type", "application/json").SetBody(cl.body)
 		}
 		resp, err := req.Execute(cl.method, cl.path)
-		var retryAfter time.Duration
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%s: %w", cl.op, ctx.Err())
+				return retry.Permanent(ctx.Err())
 			}
-			lastErr = scrub(err, c.cfg.Key)
-			if !retryableNetErr(err) {
-				return nil, fmt.Errorf("%s: %w", cl.op, lastErr)
-			}
-			if uerr := reach.fail(lastErr, c.base, c.cfg.UnreachableTimeout); uerr != nil {
-				return nil, fmt.Errorf("%s: %w", cl.op, uerr)
-			}
+			return c.transportFailure(scrub(err, c.cfg.Key), &reach)
 		case resp.StatusCode() >= 200 && resp.StatusCode() < 300:
-			if cl.stream {
-				return resp, nil
+			if !cl.stream {
+				defer resp.RawBody().Close()
 			}
-			defer resp.RawBody().Close()
-			if cl.out != nil {
+			if !cl.stream && cl.out != nil {
 				if err := json.NewDecoder(resp.RawBody()).Decode(cl.out); err != nil {
-					return nil, fmt.Errorf("%s: decode answer: %w", cl.op, err)
+					return retry.Permanent(fmt.Errorf("decode answer: %w", err))
 				}
 			}
-			return resp, nil
-		default:
-			apiErr := readError(resp.RawResponse)
-			if cl.goneOK && retried && apiErr.Status == http.StatusNotFound {
-				return resp, nil
-			}
-			lastErr = apiErr
-			reach.fail(apiErr, c.base, c.cfg.UnreachableTimeout) // it answered: reachable
-			retryAfter = apiErr.RetryAfter
-			if !retryableStatus(apiErr) || retryAfter > c.cfg.MaxRetryAfter {
-				return nil, fmt.Errorf("%s: %w", cl.op, apiErr)
-			}
+			answer = resp
+			return nil
 		}
-		if attempt >= c.cfg.MaxAttempts {
-			return nil, fmt.Errorf("%s: giving up after %d attempts: %w", cl.op, attempt, lastErr)
+		apiErr := readError(resp.RawResponse)
+		if cl.goneOK && attempt > 1 && apiErr.Status == http.StatusNotFound {
+			answer = resp
+			return nil
 		}
-		retried = true
-		if err := sleep(ctx, reach.wait(c.backoff(attempt, retryAfter), c.cfg.UnreachableTimeout)); err != nil {
-			return nil, fmt.Errorf("%s: %w", cl.op, ctxErr(ctx, err, lastErr))
-		}
+		return c.answerFailure(apiErr, &reach)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cl.op, err)
 	}
+	return answer, nil
 }
 
-// backoff is exponential with full jitter; a Retry-After is waited in full, plus jitter.
-func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
-	ceiling := c.cfg.MinBackoff << min(attempt-1, 20)
-	if ceiling > c.cfg.MaxBackoff || ceiling <= 0 {
-		ceiling = c.cfg.MaxBackoff
+// transportFailure classifies a request that got no answer for the retry policy: retried when
+// it may pass, until the API has been unreachable for UnreachableTimeout (then an
+// *UnreachableError), and never waiting past that moment.
+func (c *Client) transportFailure(err error, reach *reachability) error {
+	if !retryableNetErr(err) {
+		return retry.Permanent(err)
 	}
-	d := time.Duration(rand.Int64N(int64(ceiling) + 1))
-	if retryAfter > 0 {
-		d = retryAfter + time.Duration(rand.Int64N(int64(c.cfg.MinBackoff)+1))
+	if uerr := reach.fail(err, c.base, c.cfg.UnreachableTimeout); uerr != nil {
+		return retry.Permanent(uerr)
 	}
-	return d
+	return reach.bound(err, c.cfg.UnreachableTimeout)
+}
+
+// answerFailure classifies an error answer for the retry policy: retried with its Retry-After
+// when retryableStatus says so, else final.
+func (c *Client) answerFailure(apiErr *Error, reach *reachability) error {
+	reach.fail(apiErr, c.base, c.cfg.UnreachableTimeout) // it answered: reachable
+	if !retryableStatus(apiErr) {
+		return retry.Permanent(apiErr)
+	}
+	return retry.After(apiErr, apiErr.RetryAfter)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -288,14 +287,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// ctxErr joins a context end with the last failure seen, so the caller learns both.
-func ctxErr(ctx context.Context, err, last error) error {
-	if last != nil && ctx.Err() != nil {
-		return fmt.Errorf("%w (last failure: %v)", ctx.Err(), last)
-	}
-	return err
 }
 
 // retryableStatus: 429, 5xx, 408 and 409 idempotency_conflict are retried; every other 4xx is
@@ -342,12 +333,6 @@ func readError(resp *http.Response) *Error {
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)
 	}
-	if ra := resp.Header.Get("Retry-After"); ra != "" {
-		if secs, err := strconv.Atoi(ra); err == nil && secs >= 0 {
-			e.RetryAfter = time.Duration(secs) * time.Second
-		} else if t, err := http.ParseTime(ra); err == nil {
-			e.RetryAfter = max(0, time.Until(t))
-		}
-	}
+	e.RetryAfter, _ = retry.ParseAfter(resp.Header.Get("Retry-After"), time.Now())
 	return e
 }

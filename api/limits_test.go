@@ -37,17 +37,20 @@ func TestLimiterNeverExceedsTheWindow(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	c := &Client{cfg: Config{MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second}}
+	c, err := New(Config{BaseURL: "http://x/developer/v1", Key: "k", MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for attempt := 1; attempt < 30; attempt++ {
 		ceiling := min(time.Second, 100*time.Millisecond<<(attempt-1))
 		for range 50 {
-			if d := c.backoff(attempt, 0); d < 0 || d > ceiling {
+			if d := c.retry.Delay(attempt, 0); d < 0 || d > ceiling {
 				t.Fatalf("backoff(%d) = %v, want within [0, %v]", attempt, d, ceiling)
 			}
 		}
 	}
 	for range 50 {
-		if d := c.backoff(1, 3*time.Second); d < 3*time.Second || d > 3*time.Second+100*time.Millisecond {
+		if d := c.retry.Delay(1, 3*time.Second); d < 3*time.Second || d > 3*time.Second+100*time.Millisecond {
 			t.Fatalf("backoff with Retry-After 3s = %v, want 3s plus jitter up to the min backoff", d)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/transcript-bridge/bridge/internal/retry"
 )
 
 // ErrUnreachable is wrapped by the error of a call that could not connect to the API at all
@@ -81,11 +83,11 @@ func (r *reachability) fail(err error, base string, limit time.Duration) error {
 	return nil
 }
 
-// wait bounds a backoff so that the call gives up on time when connections keep failing.
-func (r *reachability) wait(d, limit time.Duration) time.Duration {
+// bound marks a transport failure for the retry policy so that the call gives up on time when
+// connections keep failing: the next attempt comes no later than the end of the limit.
+func (r *reachability) bound(err error, limit time.Duration) error {
 	if r.since.IsZero() {
-		return d
+		return err
 	}
-	left := limit - time.Since(r.since)
-	return max(0, min(d, left))
+	return retry.Within(err, limit-time.Since(r.since))
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/transcript-bridge/bridge/internal/retry"
 )
 
 // UploadParams describe one upload. The body is streamed with its Content-Length and never
@@ -169,48 +171,62 @@ func (c *Client) Upload(ctx context.Context, p UploadParams) (*UploadResult, err
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
-	var lastErr error
 	var reach reachability
+	var res *UploadResult
 	consumed := false // whether an attempt has read from Body
-	for attempt := 1; ; attempt++ {
+	err = c.retry.Do(ctx, func() error {
 		if err := c.wait(ctx, classData); err != nil {
-			return nil, fmt.Errorf("%s: %w", op, ctxErr(ctx, err, lastErr))
+			return retry.Permanent(err)
 		}
-		res, sent, retryAfter, err := c.uploadOnce(ctx, target, header, &p, consumed)
+		r, sent, err := c.uploadOnce(ctx, target, header, &p, consumed)
 		consumed = consumed || sent > 0
 		if err == nil {
-			res.IdempotencyKey = p.IdempotencyKey
-			return res, nil
+			res = r
+			return nil
 		}
-		lastErr = err
-		var apiErr *Error
-		switch {
-		case ctx.Err() != nil:
-			return nil, fmt.Errorf("%s (Idempotency-Key %s): %w", op, p.IdempotencyKey, ctxErr(ctx, ctx.Err(), lastErr))
-		case errors.Is(err, ErrSource):
-			return nil, fmt.Errorf("%s: %w", op, err)
-		case errors.As(err, &apiErr):
-			if !retryableStatus(apiErr) || apiErr.RetryAfter > c.cfg.MaxRetryAfter {
-				return nil, fmt.Errorf("%s: %w", op, apiErr)
-			}
-		case !retryableNetErr(err):
-			return nil, fmt.Errorf("%s: %w", op, err)
+		return c.uploadFailure(ctx, err, sent, &p, &reach)
+	})
+	var exhausted *retry.ExhaustedError
+	switch {
+	case err == nil:
+		res.IdempotencyKey = p.IdempotencyKey
+		return res, nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.As(err, &exhausted),
+		errors.Is(err, ErrUnreachable), errors.Is(err, ErrNotRetryable):
+		// The upload may have landed: the key lets the caller ask, or send it again safely.
+		return nil, fmt.Errorf("%s (Idempotency-Key %s): %w", op, p.IdempotencyKey, err)
+	}
+	return nil, fmt.Errorf("%s: %w", op, err)
+}
+
+// uploadFailure classifies a failed attempt for the retry policy. Network failures, 429, 5xx
+// and 409 idempotency_conflict are retried (with the answer's Retry-After) while the API is
+// reachable and the body can be sent again; failures of the caller's body, other answers and
+// a single-use body already (partly) sent are final.
+func (c *Client) uploadFailure(ctx context.Context, err error, sent int64, p *UploadParams, reach *reachability) error {
+	var apiErr *Error
+	switch {
+	case ctx.Err() != nil, errors.Is(err, ErrSource):
+		return retry.Permanent(err)
+	case errors.As(err, &apiErr):
+		if !retryableStatus(apiErr) || apiErr.RetryAfter > c.cfg.MaxRetryAfter {
+			return retry.Permanent(apiErr)
 		}
-		if uerr := reach.fail(err, c.base, c.cfg.UnreachableTimeout); uerr != nil {
-			return nil, fmt.Errorf("%s (Idempotency-Key %s): %w", op, p.IdempotencyKey, uerr)
-		}
-		if sent > 0 && p.Open == nil {
-			if _, ok := p.Body.(io.Seeker); !ok {
-				return nil, fmt.Errorf("%s (Idempotency-Key %s): %w after %d bytes: %w", op, p.IdempotencyKey, ErrNotRetryable, sent, err)
-			}
-		}
-		if attempt >= c.cfg.MaxAttempts {
-			return nil, fmt.Errorf("%s (Idempotency-Key %s): giving up after %d attempts: %w", op, p.IdempotencyKey, attempt, lastErr)
-		}
-		if err := sleep(ctx, reach.wait(c.backoff(attempt, retryAfter), c.cfg.UnreachableTimeout)); err != nil {
-			return nil, fmt.Errorf("%s (Idempotency-Key %s): %w", op, p.IdempotencyKey, ctxErr(ctx, err, lastErr))
+	case !retryableNetErr(err):
+		return retry.Permanent(err)
+	}
+	if uerr := reach.fail(err, c.base, c.cfg.UnreachableTimeout); uerr != nil {
+		return retry.Permanent(uerr)
+	}
+	if sent > 0 && p.Open == nil {
+		if _, ok := p.Body.(io.Seeker); !ok {
+			return retry.Permanent(fmt.Errorf("%w after %d bytes: %w", ErrNotRetryable, sent, err))
 		}
 	}
+	if apiErr != nil {
+		return retry.After(apiErr, apiErr.RetryAfter)
+	}
+	return reach.bound(err, c.cfg.UnreachableTimeout)
 }
 
 // ErrSource marks a failure of the caller's body (cannot be opened, unreadable, shorter than
@@ -218,16 +234,16 @@ func (c *Client) Upload(ctx context.Context, p UploadParams) (*UploadResult, err
 var ErrSource = errors.New("upload source")
 
 // uploadOnce makes one attempt with plain net/http: resty would read the body into memory.
-func (c *Client) uploadOnce(ctx context.Context, target string, header http.Header, p *UploadParams, consumed bool) (*UploadResult, int64, time.Duration, error) {
+func (c *Client) uploadOnce(ctx context.Context, target string, header http.Header, p *UploadParams, consumed bool) (*UploadResult, int64, error) {
 	body, err := p.open(consumed)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: %w", ErrSource, err)
+		return nil, 0, fmt.Errorf("%w: %w", ErrSource, err)
 	}
 	defer body.Close()
 	cr := &countingReader{r: body, size: p.Size, progress: p.Progress, closed: make(chan struct{})}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, cr)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, err
 	}
 	req.ContentLength = p.Size
 	req.GetBody = nil // the transport must not replay the body on its own
@@ -245,28 +261,27 @@ func (c *Client) uploadOnce(ctx context.Context, target string, header http.Head
 	select {
 	case <-cr.closed:
 	case <-time.After(time.Minute):
-		return nil, 0, 0, fmt.Errorf("%w: the HTTP transport did not release the body", ErrNotRetryable)
+		return nil, 0, fmt.Errorf("%w: the HTTP transport did not release the body", ErrNotRetryable)
 	}
 	if cr.err != nil {
 		if resp != nil {
 			resp.Body.Close()
 		}
-		return nil, cr.n, 0, fmt.Errorf("%w: %w", ErrSource, cr.err)
+		return nil, cr.n, fmt.Errorf("%w: %w", ErrSource, cr.err)
 	}
 	if err != nil {
-		return nil, cr.n, 0, scrub(err, c.cfg.Key)
+		return nil, cr.n, scrub(err, c.cfg.Key)
 	}
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		e := readError(resp)
-		return nil, cr.n, e.RetryAfter, e
+		return nil, cr.n, readError(resp)
 	}
 	defer resp.Body.Close()
 	var res UploadResult
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&res); err != nil {
-		return nil, cr.n, 0, fmt.Errorf("decode answer: %w", err)
+		return nil, cr.n, fmt.Errorf("decode answer: %w", err)
 	}
 	res.Replayed = resp.StatusCode == http.StatusOK
-	return &res, cr.n, 0, nil
+	return &res, cr.n, nil
 }
 
 // open returns the body for an attempt; consumed tells whether an earlier attempt read from Body

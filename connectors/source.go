@@ -13,8 +13,6 @@ import (
 	"io"
 	"net/http"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -38,22 +36,6 @@ type Source interface {
 func TransientStatus(status int) bool {
 	return status == http.StatusRequestTimeout || status == http.StatusTooEarly ||
 		status == http.StatusTooManyRequests || status >= 500 && status <= 599
-}
-
-// RetryAfter reads a Retry-After header (seconds or an HTTP date, relative to now); it returns
-// zero when the value is absent or unreadable, and at most a day.
-func RetryAfter(value string, now time.Time) time.Duration {
-	value = strings.TrimSpace(value)
-	if value == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.Atoi(value); err == nil {
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(value); err == nil {
-		d = t.Sub(now)
-	}
-	return min(max(d, 0), 24*time.Hour)
 }
 
 // Outcome is how a recording's job ended, as a Finisher hears it.

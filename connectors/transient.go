@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/transcript-bridge/bridge/internal/retry"
 )
 
 // ErrTransient is wrapped by a source failure that may pass by itself: the source answered
@@ -50,6 +52,14 @@ func TransientWait(err error) time.Duration {
 		return te.RetryAfter
 	}
 	return 0
+}
+
+// RetryAfter reads a Retry-After header (seconds or an HTTP date, relative to now, with
+// internal/retry.ParseAfter); it returns zero when the value is absent or unreadable, and at
+// most a day.
+func RetryAfter(value string, now time.Time) time.Duration {
+	d, _ := retry.ParseAfter(value, now)
+	return min(d, 24*time.Hour)
 }
 
 // NetFailure reports whether err is a network failure that may pass: a reset, refused or timed

@@ -3,7 +3,6 @@ package gdrive
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -11,24 +10,33 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/transcript-bridge/bridge/connectors"
+	"github.com/transcript-bridge/bridge/internal/retry"
 )
 
-// retry runs fn until it succeeds, fails for good, or MaxAttempts pass: 403 rateLimitExceeded
-// or userRateLimitExceeded, 429 and 5xx back off exponentially from MinBackoff up to 32 s
-// with full jitter, as Drive asks.
+// retry runs fn under the module's retry policy (internal/retry): 403 rateLimitExceeded or
+// userRateLimitExceeded, 429 and 5xx are tried again, up to MaxAttempts, backing off
+// exponentially from MinBackoff up to 32 s with full jitter as Drive asks, or after Drive's
+// Retry-After when it names one (a wait over 2 minutes is returned at once, for the bridge to
+// schedule); other failures are returned at once.
 func (s *Source) retry(ctx context.Context, fn func() error) error {
-	for attempt := 1; ; attempt++ {
+	p := retry.Policy{MaxAttempts: s.cfg.MaxAttempts, MinBackoff: s.cfg.MinBackoff, MaxBackoff: 32 * time.Second,
+		MaxRetryAfter: 2 * time.Minute}
+	return p.Do(ctx, func() error {
 		err := fn()
-		if err == nil || !throttled(err) || attempt >= s.cfg.MaxAttempts {
-			return err
+		if err == nil || !throttled(err) {
+			return retry.Permanent(err)
 		}
-		ceiling := min(32*time.Second, s.cfg.MinBackoff<<(attempt-1))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(rand.N(ceiling) + time.Millisecond):
-		}
+		return retry.After(err, s.retryAfter(err))
+	})
+}
+
+// retryAfter is the wait a Drive error answer names in its Retry-After, zero when none.
+func (s *Source) retryAfter(err error) time.Duration {
+	var ge *googleapi.Error
+	if !errors.As(err, &ge) {
+		return 0
 	}
+	return connectors.RetryAfter(ge.Header.Get("Retry-After"), s.cfg.Now())
 }
 
 func throttled(err error) bool {
@@ -60,7 +68,7 @@ func (s *Source) classify(ctx context.Context, err error) error {
 		return err
 	case errors.As(err, &ge):
 		if throttled(err) {
-			return connectors.Transient(err, connectors.RetryAfter(ge.Header.Get("Retry-After"), s.cfg.Now()))
+			return connectors.Transient(err, s.retryAfter(err))
 		}
 		return err
 	case errors.As(err, &re):

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/transcript-bridge/bridge/internal/httpenv"
+	"github.com/transcript-bridge/bridge/internal/retry"
 )
 
 // APIError is an answer Zoom refused, with its code and message kept verbatim.
@@ -33,7 +32,7 @@ func (e *APIError) Error() string {
 
 // client calls the Zoom API: paced by one limiter per rate-limit category, 401 answered with a fresh token once, 429
 // waiting Retry-After (seconds or a date, capped at 5 minutes), 5xx and network errors retried
-// with backoff.
+// with backoff (internal/retry's policy).
 type client struct {
 	cfg    Config
 	http   *resty.Client
@@ -76,75 +75,67 @@ func newClient(c Config) *client {
 const maxAttempts = 6
 
 // call sends method path?query, paced by cat's limiter, and decodes the JSON answer into out
-// (when not nil).
+// (when not nil). It runs under the module's retry policy (internal/retry), up to maxAttempts:
+// 429 waits Retry-After (or backs off), 5xx and network errors back off exponentially from
+// MinBackoff up to 30 s with full jitter; a 401 is sent again once with a fresh token.
 func (c *client) call(ctx context.Context, cat category, op, method, path string, query url.Values, out any) error {
+	p := retry.Policy{MaxAttempts: maxAttempts, MinBackoff: c.cfg.MinBackoff, MaxBackoff: 30 * time.Second}
 	refreshed := false
-	for attempt := 1; ; attempt++ {
-		if err := c.limits[cat].Wait(ctx); err != nil {
-			return err
-		}
-		tok, err := c.tokens.get(ctx)
-		if err != nil {
-			return err
-		}
-		resp, err := c.http.R().SetContext(ctx).SetHeader("Authorization", "Bearer "+tok).SetQueryParamsFromValues(query).
-			Execute(method, c.cfg.APIURL+path)
-		var wait time.Duration
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return ctx.Err()
+	return p.Do(ctx, func() error {
+		for {
+			if err := c.limits[cat].Wait(ctx); err != nil {
+				return retry.Permanent(err)
 			}
-			err = fmt.Errorf("zoom %s: %w", op, err)
-		case resp.StatusCode() == http.StatusUnauthorized && !refreshed:
-			c.tokens.invalidate(tok)
-			refreshed = true
-			attempt--
-			continue
-		case resp.StatusCode() < 300:
-			if out == nil || len(resp.Body()) == 0 {
-				return nil
+			tok, err := c.tokens.get(ctx)
+			if err != nil {
+				return retry.Permanent(err)
 			}
-			if err := json.Unmarshal(resp.Body(), out); err != nil {
-				return fmt.Errorf("zoom %s: decode: %w", op, err)
+			resp, err := c.http.R().SetContext(ctx).SetHeader("Authorization", "Bearer "+tok).SetQueryParamsFromValues(query).
+				Execute(method, c.cfg.APIURL+path)
+			switch {
+			case err != nil:
+				if ctx.Err() != nil {
+					return retry.Permanent(ctx.Err())
+				}
+				return fmt.Errorf("zoom %s: %w", op, err)
+			case resp.StatusCode() == http.StatusUnauthorized && !refreshed:
+				c.tokens.invalidate(tok)
+				refreshed = true
+				continue // sent again with a fresh token: not an attempt of its own
 			}
-			return nil
-		default:
-			e := &APIError{Status: resp.StatusCode(), Op: op}
-			json.Unmarshal(resp.Body(), e)
-			err = e
-			if e.Status == http.StatusTooManyRequests {
-				wait = retryAfter(resp.Header().Get("Retry-After"), c.cfg.Now())
-			} else if e.Status < 500 {
-				return e
-			}
+			return answer(resp, op, out, c.cfg.Now())
 		}
-		if attempt >= maxAttempts {
-			return err
-		}
-		if wait == 0 {
-			wait = rand.N(min(30*time.Second, c.cfg.MinBackoff<<(attempt-1))) + time.Millisecond
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-	}
+	})
 }
 
-// retryAfter reads Retry-After as seconds or an HTTP date; 0 when absent or unreadable.
-func retryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
+// answer decodes a 2xx answer into out (when not nil), or classifies Zoom's refusal for the
+// retry policy: 429 waits its Retry-After, 5xx backs off, other refusals are final.
+func answer(resp *resty.Response, op string, out any, now time.Time) error {
+	if resp.StatusCode() < 300 {
+		if out == nil || len(resp.Body()) == 0 {
+			return nil
+		}
+		if err := json.Unmarshal(resp.Body(), out); err != nil {
+			return retry.Permanent(fmt.Errorf("zoom %s: decode: %w", op, err))
+		}
+		return nil
 	}
-	var d time.Duration
-	if secs, err := strconv.Atoi(v); err == nil {
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	} else {
+	e := &APIError{Status: resp.StatusCode(), Op: op}
+	json.Unmarshal(resp.Body(), e)
+	switch {
+	case e.Status == http.StatusTooManyRequests:
+		return retry.After(e, retryAfter(resp.Header().Get("Retry-After"), now))
+	case e.Status < 500:
+		return retry.Permanent(e)
+	}
+	return e
+}
+
+// retryAfter reads Retry-After (internal/retry.ParseAfter) within Zoom's bounds: a past date
+// is at once (1 ms), at most 5 minutes; 0 when absent or unreadable.
+func retryAfter(v string, now time.Time) time.Duration {
+	d, ok := retry.ParseAfter(v, now)
+	if !ok {
 		return 0
 	}
 	return min(max(d, time.Millisecond), 5*time.Minute)
