@@ -1,11 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"strings"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
 
@@ -18,31 +18,49 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// progressPrinter redraws one line of upload progress.
+// progressPrinter returns a callback drawing upload progress in bytes on w, a terminal (callers
+// check): "upload  42% |████      | (1.2/2.9 MB, 3.1 MB/s)". An attempt that starts over (a
+// retry) starts a new bar on the same line; callers end the line when the upload returns.
 func progressPrinter(w io.Writer) func(sent, total int64) {
-	last := int64(-1)
+	var bar *progressbar.ProgressBar
+	var last int64
 	return func(sent, total int64) {
-		pct := sent * 100 / max(total, 1)
-		if pct == last {
-			return
+		if bar == nil || sent < last || bar.GetMax64() != total {
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("upload"),
+				progressbar.OptionShowBytes(true), progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionSetPredictTime(false))
 		}
-		last = pct
-		fmt.Fprintf(w, "\rupload %3d%% (%.1f of %.1f MB)", pct, float64(sent)/1e6, float64(total)/1e6)
+		last = sent
+		bar.Set64(sent)
 	}
 }
 
-// progressBar returns a progress callback drawing "label [####....] done/total" on w when w is a
-// terminal, and nil otherwise (callers then report nothing).
+// progressBar returns a progress callback drawing "label  50% |█████     | (5/10)" on w when w is
+// a terminal, ending the line once done reaches total, and nil otherwise (callers then report
+// nothing).
 func progressBar(w io.Writer, label string) func(done, total int) {
 	if !isTerminal(w) {
 		return nil
 	}
+	return countBar(w, label)
+}
+
+// countBar draws done out of total on w (the drawing part of progressBar); the total may change
+// between calls.
+func countBar(w io.Writer, label string) func(done, total int) {
+	var bar *progressbar.ProgressBar
 	return func(done, total int) {
-		const width = 30
-		fill := width * done / max(total, 1)
-		fmt.Fprintf(w, "\r%s [%s%s] %d/%d", label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
-		if done == total {
-			fmt.Fprintln(w)
+		if total <= 0 {
+			return
 		}
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(label),
+				progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(false),
+				progressbar.OptionOnCompletion(func() { io.WriteString(w, "\n") }))
+		}
+		if bar.GetMax() != total {
+			bar.ChangeMax(total)
+		}
+		bar.Set(done)
 	}
 }
