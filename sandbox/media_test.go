@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
 	"os"
 	"os/exec"
@@ -141,5 +142,35 @@ func TestDemoSeedGeneratesKeys(t *testing.T) {
 	srv.db.QueryRow(`SELECT COUNT(*) FROM api_keys WHERE hash = ? OR last4 = ?`, srv.GeneratedKeys[0].Key, srv.GeneratedKeys[0].Key).Scan(&stored)
 	if stored != 0 {
 		t.Errorf("a generated key is stored in clear")
+	}
+}
+
+// TestProbeMP4EmptyHeaderBox: an MP4 whose mvhd or mdhd box has no body is corrupt, not a crash
+// of the upload request.
+func TestProbeMP4EmptyHeaderBox(t *testing.T) {
+	box := func(typ string, body ...[]byte) []byte {
+		var b []byte
+		for _, x := range body {
+			b = append(b, x...)
+		}
+		size := make([]byte, 4)
+		binary.BigEndian.PutUint32(size, uint32(8+len(b)))
+		return append(append(size, typ...), b...)
+	}
+	ftyp := box("ftyp", []byte("isom\x00\x00\x02\x00isomiso2mp41"))
+	for _, typ := range []string{"mvhd", "mdhd"} {
+		var moov []byte
+		if typ == "mvhd" {
+			moov = box("moov", box("mvhd"))
+		} else {
+			moov = box("moov", box("trak", box("mdia", box("mdhd"))))
+		}
+		path := filepath.Join(t.TempDir(), "empty-"+typ+".mp4")
+		if err := os.WriteFile(path, append(ftyp, moov...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := probeMedia(context.Background(), path, media.Ext(path)); got.failure != "FILE_CORRUPTED" {
+			t.Errorf("probeMedia(MP4 with an empty %s) failure = %q, want FILE_CORRUPTED", typ, got.failure)
+		}
 	}
 }

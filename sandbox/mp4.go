@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -117,6 +118,9 @@ func (m *mp4Probe) container(typ string, end int64, path string) error {
 // mediaHeader reads the timescale and duration of a movie (mvhd) or track media (mdhd)
 // header whose body has size bytes.
 func (m *mp4Probe) mediaHeader(typ string, size int64) error {
+	if size < 1 {
+		return fmt.Errorf("mp4: %s box has no body", typ)
+	}
 	b := make([]byte, min(size, 32))
 	if _, err := io.ReadFull(m.f, b); err != nil {
 		return err
@@ -140,7 +144,7 @@ func (m *mp4Probe) mediaHeader(typ string, size int64) error {
 // handler reads a handler box (hdlr) whose body has size bytes: inside mdia, it names the
 // track's kind.
 func (m *mp4Probe) handler(size int64, path string) error {
-	b := make([]byte, min(size, 12))
+	b := make([]byte, max(0, min(size, 12)))
 	if _, err := io.ReadFull(m.f, b); err != nil {
 		return err
 	}
