@@ -136,6 +136,26 @@ func (m *Members) Invalidate() {
 	m.mu.Unlock()
 }
 
+// MemberAuthor is author (email:…, user:… or external:<provider>:<id>) in the e-mail form of
+// the member of members it names, so that two forms of one member compare equal; an author
+// naming no member is returned as it is.
+func MemberAuthor(members []api.Member, author string) string {
+	kind, val, _ := strings.Cut(author, ":")
+	for _, mem := range members {
+		switch {
+		case kind == "email" && strings.EqualFold(val, mem.Email), kind == "user" && val == mem.ID:
+			return "email:" + mem.Email
+		case kind == "external":
+			for _, id := range mem.Identities {
+				if "external:"+id.Provider+":"+id.ExternalID == author {
+					return "email:" + mem.Email
+				}
+			}
+		}
+	}
+	return author
+}
+
 // AuthorFor applies the owner rules to o, in the form PATCH /transcriptions/{id} takes: an
 // external identity is replaced by its member's e-mail. ok is false when no rule matches.
 func (m *Mapper) AuthorFor(ctx context.Context, o *connectors.Owner) (string, bool, error) {

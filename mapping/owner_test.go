@@ -89,3 +89,21 @@ func TestUnreadableMembersWait(t *testing.T) {
 		t.Errorf("Map with the member list unavailable = %v, want ErrNotReady (the job waits)", err)
 	}
 }
+
+// TestMemberAuthor: every form naming a member (e-mail in any case, user id, an identity it
+// holds) becomes that member's e-mail form; an author naming no member stays as it is.
+func TestMemberAuthor(t *testing.T) {
+	members := []api.Member{{ID: "m-sam", Email: "sam@acme.test", Identities: []api.Identity{{Provider: "zoom", ExternalID: "u1"}}}}
+	for _, tc := range []struct{ author, want string }{
+		{"email:sam@acme.test", "email:sam@acme.test"},
+		{"email:SAM@acme.test", "email:sam@acme.test"},
+		{"user:m-sam", "email:sam@acme.test"},
+		{"external:zoom:u1", "email:sam@acme.test"},
+		{"external:zoom:u2", "external:zoom:u2"},
+		{"email:ada@acme.test", "email:ada@acme.test"},
+	} {
+		if got := MemberAuthor(members, tc.author); got != tc.want {
+			t.Errorf("MemberAuthor(%q) = %q, want %q", tc.author, got, tc.want)
+		}
+	}
+}

@@ -39,11 +39,14 @@ type IdentityAPI interface {
 }
 
 // Plan decides, for each external user of the source (owners) and each entry of the map, which
-// member it should be bound to under provider: by the map first, then by e-mail. With prune,
-// bindings of provider that the map no longer has are planned for removal (only with a map).
-// It fails when the member list cannot be read.
+// member it should be bound to under the rules' provider (default: the source's type): by the
+// map first, then by e-mail. With prune, bindings of provider that the map no longer has are
+// planned for removal (only with a map). It fails when the member list cannot be read.
 func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []connectors.Owner, prune bool) ([]Action, error) {
 	provider := m.provider
+	if provider == "" {
+		provider = strings.ToLower(m.typ)
+	}
 	members, err := dir.Members(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("members: %w", err)
@@ -177,6 +180,16 @@ func Apply(ctx context.Context, dir IdentityAPI, plan []Action) ([]Result, error
 		out = append(out, r)
 	}
 	return out, first
+}
+
+// Outcomes counts results by the first word of their outcome (created, unchanged, conflict,
+// removed, already gone, error).
+func Outcomes(res []Result) map[string]int {
+	counts := map[string]int{}
+	for _, r := range res {
+		counts[strings.SplitN(r.Outcome, ":", 2)[0]]++
+	}
+	return counts
 }
 
 func cmp(first, err error) error {

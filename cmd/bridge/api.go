@@ -25,13 +25,9 @@ type apiFlags struct {
 // BRIDGE_API_KEY_FILE. A missing setting is a usage error naming the flag and the variable.
 func (f *apiFlags) client() (*api.Client, error) {
 	base := firstNonEmpty(f.baseURL, os.Getenv("BRIDGE_API_BASE_URL"))
-	key := firstNonEmpty(f.key, os.Getenv("BRIDGE_API_KEY"))
-	if keyFile := firstNonEmpty(f.keyFile, os.Getenv("BRIDGE_API_KEY_FILE")); key == "" && keyFile != "" {
-		b, err := os.ReadFile(keyFile)
-		if err != nil {
-			return nil, usageError("--key-file: %v", err)
-		}
-		key = strings.TrimSpace(string(b))
+	key, err := readAPIKey(firstNonEmpty(f.key, os.Getenv("BRIDGE_API_KEY")), firstNonEmpty(f.keyFile, os.Getenv("BRIDGE_API_KEY_FILE")), "--key-file")
+	if err != nil {
+		return nil, err
 	}
 	if base == "" {
 		return nil, usageError("no API base URL: pass --base-url or set BRIDGE_API_BASE_URL")
@@ -44,6 +40,20 @@ func (f *apiFlags) client() (*api.Client, error) {
 		return nil, usageError("%v", err)
 	}
 	return c, nil
+}
+
+// readAPIKey is the API key: key when set, else the content of keyFile without surrounding
+// white space ("" when neither is set). A file that cannot be read is a usage error naming
+// setting (api.key_file, --key-file).
+func readAPIKey(key, keyFile, setting string) (string, error) {
+	if key != "" || keyFile == "" {
+		return key, nil
+	}
+	b, err := os.ReadFile(keyFile)
+	if err != nil {
+		return "", usageError("%s: %v", setting, err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 func firstNonEmpty(vals ...string) string {

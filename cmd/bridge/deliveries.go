@@ -16,6 +16,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
@@ -152,7 +153,7 @@ func newDeliveriesCmd() *cobra.Command {
 				}
 				*t.dst = v
 			}
-			if len(args) == 0 && f.Endpoint == "" && f.Since.IsZero() && !dead {
+			if relay.CheckReplay(args, f) != nil {
 				return usageError("name deliveries: IDs, or --endpoint/--since/--until/--dead")
 			}
 			store, _, err := openStore(cmd, &rf)
@@ -160,7 +161,7 @@ func newDeliveriesCmd() *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			n, err := store.Replay(cmd.Context(), args, f, time.Now())
+			n, err := relay.Replay(cmd.Context(), store, args, f, time.Now())
 			if err != nil {
 				return err
 			}

@@ -34,13 +34,9 @@ func buildEndpoints(cfg *Config) ([]*relay.Endpoint, error) {
 			}
 			text = string(b)
 		}
-		var secrets []webhook.Secret
-		for _, f := range strings.Fields(strings.ReplaceAll(text, ",", " ")) {
-			s, err := webhook.ParseSecret(f)
-			if err != nil {
-				return nil, usageError("%s.secret_file: %v", at, err)
-			}
-			secrets = append(secrets, s)
+		secrets, err := webhook.ParseSecrets(text)
+		if err != nil {
+			return nil, usageError("%s.secret_file: %v", at, err)
 		}
 		e, err := relay.NewEndpoint(relay.EndpointConfig{Name: w.Name, URL: w.URL, Secrets: secrets, Events: w.Events,
 			Filter: w.Filter, Transform: w.Transform, Headers: w.Headers, Timeout: w.Timeout, Payload: w.Payload, AllowPrivate: w.AllowPrivate, RetrySchedule: w.RetrySchedule})

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/mapping"
 )
 
@@ -24,13 +21,9 @@ func configuredClient(cfg *Config) (*api.Client, error) {
 	if cfg.API.BaseURL == "" {
 		return nil, usageError("api.base_url: required here (the in-process sandbox only lives while bridge run does)")
 	}
-	key := cfg.API.Key
-	if key == "" {
-		b, err := os.ReadFile(cfg.API.KeyFile)
-		if err != nil {
-			return nil, usageError("api.key_file: %v", err)
-		}
-		key = strings.TrimSpace(string(b))
+	key, err := readAPIKey(cfg.API.Key, cfg.API.KeyFile, "api.key_file")
+	if err != nil {
+		return nil, err
 	}
 	c, err := api.New(api.Config{BaseURL: cfg.API.BaseURL, Key: key, DataPerMinute: cfg.API.RequestsPerMinute})
 	if err != nil {
@@ -39,41 +32,18 @@ func configuredClient(cfg *Config) (*api.Client, error) {
 	return c, nil
 }
 
-// identityPlan gathers the source's external users (what it lists now, and the owners of its
-// held jobs in store) and plans their bindings with client.
+// identityPlan plans the bindings of source name's external users with client
+// (bridge.PlanIdentities).
 func identityPlan(ctx context.Context, cfg *Config, name string, prune bool, client *api.Client, store bridge.Store) ([]mapping.Action, error) {
 	src, sc, err := sourceByName(cfg, name)
 	if err != nil {
 		return nil, err
 	}
-	provider := sc.Mapping.Provider
-	if provider == "" {
-		provider = sc.Type
-	}
-	m, err := mapping.New(sc.Name, sc.Type, "plan", mapping.Rules{Provider: provider, Map: sc.Mapping.Map, MapFile: sc.Mapping.MapFile})
+	m, err := newMapper(*sc, "plan", nil)
 	if err != nil {
 		return nil, usageError("sources %s: %v", name, err)
 	}
-	recs, _, err := src.List(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", name, err)
-	}
-	var owners []connectors.Owner
-	for _, r := range recs {
-		if r.Owner != nil {
-			owners = append(owners, *r.Owner)
-		}
-	}
-	held, err := store.Jobs(ctx, bridge.JobFilter{States: []bridge.State{bridge.StateHeld}, Source: name})
-	if err != nil {
-		return nil, err
-	}
-	for _, j := range held {
-		if j.Owner != nil {
-			owners = append(owners, *j.Owner)
-		}
-	}
-	return m.Plan(ctx, client, owners, prune)
+	return bridge.PlanIdentities(ctx, store, name, src, m, client, prune)
 }
 
 // planFromConfig opens what identityPlan needs from the configuration.
@@ -101,45 +71,6 @@ func noteMappingChange(cmd *cobra.Command, w io.Writer, store bridge.Store, reas
 	}
 	fmt.Fprintf(w, "mapping change %d noted: a running bridge maps its held jobs again within seconds\n", ch.Generation)
 	return nil
-}
-
-// syncIdentities is the scheduled form of identities apply (mapping.sync), logged; held jobs
-// of the source are mapped again at once when a binding was created.
-func syncIdentities(ctx context.Context, cfg *Config, name string, client *api.Client, store bridge.Store, p *bridge.Pipeline, log *slog.Logger) {
-	plan, err := identityPlan(ctx, cfg, name, false, client, store)
-	if err != nil {
-		log.Error("identity sync", "source", name, "err", err)
-		return
-	}
-	res, err := mapping.Apply(ctx, client, plan)
-	counts := map[string]int{}
-	for _, r := range res {
-		counts[strings.SplitN(r.Outcome, ":", 2)[0]]++
-	}
-	for _, a := range plan {
-		if a.Kind == mapping.ActUnmatched || a.Kind == mapping.ActMissing || a.Kind == mapping.ActInvalid {
-			counts[a.Kind]++
-		}
-	}
-	level := slog.LevelInfo
-	for outcome := range counts {
-		if outcome != "created" && outcome != "unchanged" && outcome != mapping.ActUnmatched {
-			level = slog.LevelWarn // conflicts, invalid ids, members who left: someone should look
-		}
-	}
-	if err != nil {
-		level = slog.LevelError
-	}
-	log.Log(ctx, level, "identity sync", "source", name, "outcomes", counts, "err", err)
-	if counts["created"] > 0 {
-		// Other processes on this store (and this one's other sources) hear of it too.
-		if _, err := store.NoteMappingChange(ctx, fmt.Sprintf("mapping.sync --source %s: %d created", name, counts["created"]), time.Now()); err != nil {
-			log.Error("identity sync: note the mapping change", "source", name, "err", err)
-		}
-		if err := p.RemapHeld(ctx, name); err != nil {
-			log.Error("identity sync: remap held jobs", "source", name, "err", err)
-		}
-	}
 }
 
 // identityView is one line of an identity plan as identities plan prints it in JSON and YAML.
@@ -233,10 +164,7 @@ func newIdentitiesCmd() *cobra.Command {
 				return errors.Join(err, perr)
 			}
 			// Even when nothing was created here: a binding made in the application is news too.
-			counts := map[string]int{}
-			for _, r := range res {
-				counts[strings.SplitN(r.Outcome, ":", 2)[0]]++
-			}
+			counts := mapping.Outcomes(res)
 			reason := fmt.Sprintf("identities apply --source %s: %d created, %d removed", source, counts["created"], counts["removed"])
 			store, serr := openStoreAt(cmd.Context(), cfg)
 			if serr != nil {
@@ -299,7 +227,8 @@ const (
 )
 
 // reassignAuthors maps each uploaded job's owner again with the current bindings and, with
-// doIt, PATCHes the transcriptions whose author changes; it prints them in format.
+// doIt, reassigns the transcriptions whose author changes (bridge.Reassign); it prints them in
+// format.
 func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool, format string) error {
 	ctx := cmd.Context()
 	_, sc, err := sourceByName(cfg, name)
@@ -313,9 +242,7 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool, fo
 	if err != nil {
 		return err
 	}
-	m, err := mapping.New(sc.Name, sc.Type, "reassign", mapping.Rules{Provider: sc.Mapping.Provider, Resolve: sc.Mapping.Rules,
-		Otherwise: sc.Mapping.Otherwise, Map: sc.Mapping.Map, MapFile: sc.Mapping.MapFile, Author: sc.Author,
-		Members: &mapping.Members{Dir: client}})
+	m, err := newMapper(*sc, "reassign", &mapping.Members{Dir: client})
 	if err != nil {
 		return usageError("source %s: %v", name, err)
 	}
@@ -324,64 +251,19 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool, fo
 		return err
 	}
 	defer store.Close()
-	jobs, err := store.Jobs(ctx, bridge.JobFilter{Source: name, States: []bridge.State{bridge.StateQueued, bridge.StateProcessing, bridge.StateTranscribed, bridge.StateDone}})
+	found, err := bridge.Reassign(ctx, store, m, client, name, doIt, time.Now().UTC())
 	if err != nil {
 		return err
 	}
-	members, err := client.Members(ctx)
-	if err != nil {
-		return fmt.Errorf("members: %w", err)
-	}
-	// member resolves any author form to the member's e-mail form, to compare like with like.
-	member := func(author string) string {
-		kind, val, _ := strings.Cut(author, ":")
-		for _, mem := range members {
-			switch {
-			case kind == "email" && strings.EqualFold(val, mem.Email), kind == "user" && val == mem.ID:
-				return "email:" + mem.Email
-			case kind == "external":
-				for _, id := range mem.Identities {
-					if "external:"+id.Provider+":"+id.ExternalID == author {
-						return "email:" + mem.Email
-					}
-				}
-			}
-		}
-		return author
-	}
-	views := []reassignView{}
+	views := make([]reassignView, 0, len(found))
 	failed := 0
-	for _, j := range jobs {
-		want, ok, err := m.AuthorFor(ctx, j.Owner)
-		if err != nil {
-			return err
-		}
-		if !ok || j.TranscriptionID == "" {
-			continue
-		}
-		t, err := client.Get(ctx, j.TranscriptionID) // who owns it now, upstream
-		if errors.Is(err, api.ErrNotFound) {         // deleted upstream since
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		then := "email:" + t.Author.Email
-		if member(want) == member(then) {
-			continue
-		}
-		v := reassignView{TranscriptionID: j.TranscriptionID, JobID: j.ID, ItemID: j.ItemID, Author: want, UpstreamAuthor: then, Action: reassignWould}
-		if doIt {
-			if _, err := client.Assign(ctx, j.TranscriptionID, want); err != nil {
-				v.Action, v.Error, failed = reassignFailed, api.Redact(err.Error()), failed+1
-			} else {
-				from := j.State
-				j.Author, j.UpdatedAt = want, time.Now().UTC()
-				if err := store.Update(ctx, &j, from, "reassigned to "+want); err != nil {
-					return err
-				}
-				v.Action = reassignDone
-			}
+	for _, r := range found {
+		v := reassignView{TranscriptionID: r.TranscriptionID, JobID: r.JobID, ItemID: r.ItemID, Author: r.Author, UpstreamAuthor: r.UpstreamAuthor, Action: reassignWould}
+		switch {
+		case r.Err != nil:
+			v.Action, v.Error, failed = reassignFailed, api.Redact(r.Err.Error()), failed+1
+		case r.Done:
+			v.Action = reassignDone
 		}
 		views = append(views, v)
 	}

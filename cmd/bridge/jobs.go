@@ -115,15 +115,11 @@ func newJobsCmd() *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			j, err := loadJob(cmd, store, args[0])
+			j, err := bridge.Release(cmd.Context(), store, args[0], author, time.Now().UTC())
+			if errors.Is(err, bridge.ErrNotFound) || errors.Is(err, bridge.ErrNotHeld) {
+				return &exitError{code: exitFailed, err: err}
+			}
 			if err != nil {
-				return err
-			}
-			if j.State != bridge.StateHeld {
-				return &exitError{code: exitFailed, err: fmt.Errorf("job %s is %s, not held", j.ID, j.State)}
-			}
-			j.State, j.Author, j.NextAt, j.UpdatedAt = bridge.StateDiscovered, author, time.Time{}, time.Now().UTC()
-			if err := store.Update(cmd.Context(), j, bridge.StateHeld, "released by hand: author "+author); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s released with author %s; bridge run uploads it\n", j.ID, author)

@@ -160,12 +160,8 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		}
 		defer stop()
 		base, key = url, sandbox.LocalKey
-	} else if key == "" {
-		b, err := os.ReadFile(cfg.API.KeyFile)
-		if err != nil {
-			return usageError("api.key_file: %v", err)
-		}
-		key = strings.TrimSpace(string(b))
+	} else if key, err = readAPIKey(key, cfg.API.KeyFile, "api.key_file"); err != nil {
+		return err
 	}
 	client, err := api.New(api.Config{BaseURL: base, Key: key, DataPerMinute: cfg.API.RequestsPerMinute})
 	if err != nil {
@@ -202,7 +198,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			if s.Mapping.Sync == "" {
 				continue
 			}
-			if _, err := syncs.AddFunc(s.Mapping.Sync, func() { syncIdentities(ctx, cfg, s.Name, client, store, p, log) }); err != nil {
+			if _, err := syncs.AddFunc(s.Mapping.Sync, func() { p.SyncIdentities(ctx, s.Name, client) }); err != nil {
 				return usageError("sources %s: mapping.sync %q: %v", s.Name, s.Mapping.Sync, err)
 			}
 		}
@@ -253,12 +249,18 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	return nil
 }
 
+// mappingRules are the mapping settings of source s, with the member list the owner rules read
+// (nil: none): the one place a source's configuration becomes mapping.Rules.
+func mappingRules(s SourceConfig, members *mapping.Members) mapping.Rules {
+	return mapping.Rules{Author: s.Author, ExternalID: s.ExternalID, Metadata: s.Metadata,
+		Provider: s.Mapping.Provider, Resolve: s.Mapping.Rules, Otherwise: s.Mapping.Otherwise, Members: members,
+		Map: s.Mapping.Map, MapFile: s.Mapping.MapFile}
+}
+
 // newMapper builds the mapping of source s for this installation (instance) with the shared
 // member list; the error names the setting at fault.
 func newMapper(s SourceConfig, instance string, members *mapping.Members) (*mapping.Mapper, error) {
-	return mapping.New(s.Name, s.Type, instance, mapping.Rules{Author: s.Author, ExternalID: s.ExternalID, Metadata: s.Metadata,
-		Provider: s.Mapping.Provider, Resolve: s.Mapping.Rules, Otherwise: s.Mapping.Otherwise, Members: members,
-		Map: s.Mapping.Map, MapFile: s.Mapping.MapFile})
+	return mapping.New(s.Name, s.Type, instance, mappingRules(s, members))
 }
 
 // serveHooks starts the HTTP server with each pushing source's webhook at

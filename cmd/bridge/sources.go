@@ -79,7 +79,9 @@ func newSourcesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := mapping.New(sc.Name, sc.Type, "dry-run", mapping.Rules{Author: sc.Author, ExternalID: sc.ExternalID, Metadata: sc.Metadata})
+			rules := mappingRules(*sc, nil)
+			rules.Resolve = nil // a dry run shows ids, not owners: no member list is read
+			m, err := mapping.New(sc.Name, sc.Type, "dry-run", rules)
 			if err != nil {
 				return usageError("source %s: %v", sc.Name, err)
 			}

@@ -102,13 +102,9 @@ func readSecrets(file string) ([]webhook.Secret, error) {
 		}
 		text = string(b)
 	}
-	var out []webhook.Secret
-	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' }) {
-		s, err := webhook.ParseSecret(f)
-		if err != nil {
-			return nil, usageError("%v", err)
-		}
-		out = append(out, s)
+	out, err := webhook.ParseSecrets(text)
+	if err != nil {
+		return nil, usageError("%v", err)
 	}
 	if len(out) == 0 {
 		return nil, usageError("%v", errors.New("no secret: pass --secret-file or set BRIDGE_WEBHOOK_SECRET"))

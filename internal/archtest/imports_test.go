@@ -30,6 +30,20 @@ var rules = []struct {
 	{name: "nothing imports cmd", from: "...", except: "cmd/...", forbid: "cmd/..."},
 }
 
+// allowLists are the allow-list rules: the code (not the tests) of a package matching from
+// imports, of this module's packages, only those matching one of allow.
+var allowLists = []struct {
+	name  string
+	from  string
+	allow []string
+}{
+	// A store implements the domain's contract (bridge.Store) on its database: it imports the
+	// domain, the Recording it stores (connectors) and its own subpackages (its bus), never the
+	// relay, the exporter or another store, so a second store needs nothing else either.
+	{name: "the SQLite store imports only the domain", from: "bridge/sqlite/...", allow: []string{"bridge", "connectors", "bridge/sqlite/..."}},
+	{name: "the PostgreSQL store imports only the domain", from: "bridge/postgres/...", allow: []string{"bridge", "connectors", "bridge/postgres/..."}},
+}
+
 // pkg is what go list says of a package.
 type pkg struct {
 	ImportPath   string
@@ -47,6 +61,38 @@ func TestImportRules(t *testing.T) {
 				t.Error(v)
 			}
 		})
+	}
+	for _, r := range allowLists {
+		t.Run(r.name, func(t *testing.T) {
+			for _, v := range outsideAllowList(graph, r.from, r.allow) {
+				t.Error(v)
+			}
+		})
+	}
+}
+
+// TestOutsideAllowListNamesTheImport: an import of the module that no allow pattern matches is
+// reported with the importer; the standard library, other modules and tests are not checked.
+func TestOutsideAllowListNamesTheImport(t *testing.T) {
+	graph := map[string]*pkg{
+		"bridge":            {ImportPath: "bridge", Imports: []string{"connectors", "mapping"}},
+		"bridge/relay":      {ImportPath: "bridge/relay", Imports: []string{"bridge"}},
+		"bridge/sqlite":     {ImportPath: "bridge/sqlite", Imports: []string{"bridge", "bridge/relay", "bridge/sqlite/bus", "database/sql"}, XTestImports: []string{"bridge/storetest"}},
+		"bridge/sqlite/bus": {ImportPath: "bridge/sqlite/bus", Imports: []string{"github.com/ThreeDotsLabs/watermill", "mapping"}},
+		"bridge/storetest":  {ImportPath: "bridge/storetest", Imports: []string{"bridge"}},
+		"connectors":        {ImportPath: "connectors"},
+		"mapping":           {ImportPath: "mapping", Imports: []string{"connectors"}},
+	}
+	got := outsideAllowList(graph, "bridge/sqlite/...", []string{"bridge", "connectors", "bridge/sqlite/..."})
+	want := []string{
+		"bridge/sqlite imports bridge/relay, which is not among bridge, connectors, bridge/sqlite/...",
+		"bridge/sqlite/bus imports mapping, which is not among bridge, connectors, bridge/sqlite/...",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("outsideAllowList =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := outsideAllowList(graph, "bridge/relay", []string{"bridge"}); len(got) != 0 {
+		t.Errorf("outsideAllowList of an allowed package = %q, want none", got)
 	}
 }
 
@@ -154,6 +200,25 @@ func violations(graph map[string]*pkg, from, except, forbid string) []string {
 		tests := append(slices.Clone(p.TestImports), p.XTestImports...)
 		if chain := reach(graph, p.ImportPath, tests, forbid); chain != nil {
 			out = append(out, describe(p.ImportPath, " (its tests)", chain))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// outsideAllowList lists, sorted, each import of the module's packages (those in graph) by the
+// code of a package matching from that matches none of allow.
+func outsideAllowList(graph map[string]*pkg, from string, allow []string) []string {
+	var out []string
+	for _, p := range graph {
+		if !match(from, p.ImportPath) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if _, ours := graph[imp]; !ours || slices.ContainsFunc(allow, func(a string) bool { return match(a, imp) }) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s imports %s, which is not among %s", p.ImportPath, imp, strings.Join(allow, ", ")))
 		}
 	}
 	slices.Sort(out)

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Header names.
@@ -61,6 +62,21 @@ func ParseSecret(s string) (Secret, error) {
 		return Secret{}, fmt.Errorf("secret: %d bytes; 24 to 64 are needed", len(key))
 	}
 	return Secret{key: key}, nil
+}
+
+// ParseSecrets parses the whsec_ secrets of text, separated by commas or white space (several
+// while a secret rotates: a secret file, webhooks[].secret, BRIDGE_WEBHOOK_SECRET). It fails on
+// the first that ParseSecret refuses; text with no secret gives none.
+func ParseSecrets(text string) ([]Secret, error) {
+	var out []Secret
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		s, err := ParseSecret(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // Encode returns the secret as "whsec_<base64>", to hand to the receiver once.

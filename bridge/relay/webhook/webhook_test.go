@@ -100,3 +100,22 @@ func TestSecrets(t *testing.T) {
 		t.Errorf("round trip = %v", err)
 	}
 }
+
+// TestParseSecrets: secrets are separated by commas or any white space (a file with one per
+// line, a rotation "new,old"), none gives none, and a bad one fails naming what is wrong.
+func TestParseSecrets(t *testing.T) {
+	a, _ := NewSecret()
+	b, _ := NewSecret()
+	for _, text := range []string{a.Encode() + "," + b.Encode(), a.Encode() + "\n" + b.Encode() + "\n", " " + a.Encode() + ",\t" + b.Encode(), a.Encode() + " , " + b.Encode()} {
+		got, err := ParseSecrets(text)
+		if err != nil || len(got) != 2 || got[0].Encode() != a.Encode() || got[1].Encode() != b.Encode() {
+			t.Errorf("ParseSecrets(%q) = %d secrets, %v; want both, in order", text, len(got), err)
+		}
+	}
+	if got, err := ParseSecrets(" \n,"); err != nil || len(got) != 0 {
+		t.Errorf("ParseSecrets(blank) = %v, %v; want none, nil", got, err)
+	}
+	if _, err := ParseSecrets(a.Encode() + ",nope"); err == nil || !strings.Contains(err.Error(), "whsec_") {
+		t.Errorf("ParseSecrets(a bad one) = %v, want an error naming whsec_", err)
+	}
+}
