@@ -60,18 +60,8 @@ func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []connectors.
 			}
 		}
 	}
-	users := map[string]connectors.Owner{}
-	for _, o := range owners {
-		if o.ID != "" {
-			users[o.ID] = o
-		}
-	}
 	table := m.tab()
-	for k := range table {
-		if _, ok := users[k]; !ok && !strings.Contains(k, "@") {
-			users[k] = connectors.Owner{ID: k}
-		}
-	}
+	users := planUsers(owners, table)
 	var out []Action
 	for _, o := range users {
 		a := Action{Identity: api.Identity{Provider: provider, ExternalID: o.ID}, Email: o.Email}
@@ -119,12 +109,7 @@ func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []connectors.
 		if len(table) == 0 {
 			return nil, errors.New("--prune needs mapping.map_file or mapping.map: it removes the bindings the map no longer has")
 		}
-		for ext, mem := range boundTo {
-			if _, ok := table[ext]; !ok {
-				out = append(out, Action{Kind: ActPrune, Identity: api.Identity{Provider: provider, ExternalID: ext},
-					MemberID: mem.ID, MemberMail: mem.Email, Why: "bound, but not in the map"})
-			}
-		}
+		out = append(out, pruneActions(provider, boundTo, table)...)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Kind != out[j].Kind {
@@ -133,6 +118,36 @@ func (m *Mapper) Plan(ctx context.Context, dir IdentityAPI, owners []connectors.
 		return out[i].Identity.ExternalID < out[j].Identity.ExternalID
 	})
 	return out, nil
+}
+
+// planUsers are the external users a plan decides about, by id: the owners the source gave,
+// and the map's entries that name an id (not an e-mail).
+func planUsers(owners []connectors.Owner, table map[string]string) map[string]connectors.Owner {
+	users := map[string]connectors.Owner{}
+	for _, o := range owners {
+		if o.ID != "" {
+			users[o.ID] = o
+		}
+	}
+	for k := range table {
+		if _, ok := users[k]; !ok && !strings.Contains(k, "@") {
+			users[k] = connectors.Owner{ID: k}
+		}
+	}
+	return users
+}
+
+// pruneActions plans the removal of the bindings of provider (external id → member) that the
+// map's table no longer has.
+func pruneActions(provider string, boundTo map[string]api.Member, table map[string]string) []Action {
+	var out []Action
+	for ext, mem := range boundTo {
+		if _, ok := table[ext]; !ok {
+			out = append(out, Action{Kind: ActPrune, Identity: api.Identity{Provider: provider, ExternalID: ext},
+				MemberID: mem.ID, MemberMail: mem.Email, Why: "bound, but not in the map"})
+		}
+	}
+	return out
 }
 
 // Result is what applying one action did.
