@@ -48,7 +48,8 @@ type JobStore interface {
 	Cursor(ctx context.Context, source string) (string, error)
 	// Update writes j if the stored job is still in state from, appends the change to its
 	// history and the events to the outbox, publishing an EventRef for each on EventsTopic,
-	// in one transaction. ErrConflict otherwise.
+	// in one transaction (no history entry for a write in place with no reason). ErrConflict
+	// otherwise. It checks no move: callers change a job's state through Move, which does.
 	Update(ctx context.Context, j *Job, from State, reason string, events ...Event) error
 	// Job returns one job, or ErrNotFound.
 	Job(ctx context.Context, id string) (*Job, error)
