@@ -54,10 +54,18 @@ func openStoreAt(ctx context.Context, cfg *Config) (*sqlite.Store, error) {
 	return store, nil
 }
 
+// newDeliveriesCmd is deliveries: list, show and replay webhook deliveries.
 func newDeliveriesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "deliveries", Short: "Webhook deliveries: list, show attempts, replay"}
-	var lf configFlags
-	var endpoint, status, listFormat, showFormat string
+	var lf, sf, rf configFlags
+	cmd.AddCommand(newDeliveriesListCmd(&lf), newDeliveriesShowCmd(&sf), newDeliveriesReplayCmd(&rf))
+	return cmd
+}
+
+// newDeliveriesListCmd is deliveries list: one line per delivery, filtered by --endpoint and
+// --status.
+func newDeliveriesListCmd(cf *configFlags) *cobra.Command {
+	var endpoint, status, listFormat string
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "One line per delivery, newest first",
@@ -68,7 +76,7 @@ func newDeliveriesCmd() *cobra.Command {
 					return err
 				}
 			}
-			store, cfg, err := openStore(cmd, &lf)
+			store, cfg, err := openStore(cmd, cf)
 			if err != nil {
 				return err
 			}
@@ -102,18 +110,22 @@ func newDeliveriesCmd() *cobra.Command {
 			})
 		},
 	}
-	lf.register(list)
+	cf.register(list)
 	list.Flags().StringVar(&endpoint, "endpoint", "", "only this endpoint (a configured one, or one the store has deliveries to)")
 	list.Flags().StringVar(&status, "status", "", "only this status: "+strings.Join(deliveryStatuses, ", "))
 	addOutputFlag(list, &listFormat, formatTable)
+	return list
+}
 
-	var sf configFlags
+// newDeliveriesShowCmd is deliveries show: a delivery and its attempts.
+func newDeliveriesShowCmd(cf *configFlags) *cobra.Command {
+	var showFormat string
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print a delivery and its attempts",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := openStore(cmd, &sf)
+			store, _, err := openStore(cmd, cf)
 			if err != nil {
 				return err
 			}
@@ -126,10 +138,14 @@ func newDeliveriesCmd() *cobra.Command {
 			return printOutput(cmd.OutOrStdout(), showFormat, v, v.table)
 		},
 	}
-	sf.register(show)
+	cf.register(show)
 	addOutputFlag(show, &showFormat, formatTable)
+	return show
+}
 
-	var rf configFlags
+// newDeliveriesReplayCmd is deliveries replay: deliveries named by id, or by endpoint and time
+// range, sent again (relay.Replay).
+func newDeliveriesReplayCmd(cf *configFlags) *cobra.Command {
 	var rEndpoint, since, until string
 	var dead bool
 	replay := &cobra.Command{
@@ -156,7 +172,7 @@ func newDeliveriesCmd() *cobra.Command {
 			if relay.CheckReplay(args, f) != nil {
 				return usageError("name deliveries: IDs, or --endpoint/--since/--until/--dead")
 			}
-			store, _, err := openStore(cmd, &rf)
+			store, _, err := openStore(cmd, cf)
 			if err != nil {
 				return err
 			}
@@ -169,13 +185,12 @@ func newDeliveriesCmd() *cobra.Command {
 			return nil
 		},
 	}
-	rf.register(replay)
+	cf.register(replay)
 	replay.Flags().StringVar(&rEndpoint, "endpoint", "", "deliveries to this endpoint")
 	replay.Flags().StringVar(&since, "since", "", "created at or after (RFC 3339)")
 	replay.Flags().StringVar(&until, "until", "", "created before (RFC 3339)")
 	replay.Flags().BoolVar(&dead, "dead", false, "only dead letters")
-	cmd.AddCommand(list, show, replay)
-	return cmd
+	return replay
 }
 
 // deliveryStatuses are the statuses a delivery can have, for --status and its errors.

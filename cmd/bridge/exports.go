@@ -35,9 +35,21 @@ func parseWhen(flag, v string) (time.Time, error) {
 	return time.Time{}, usageError("--%s %q: want 2006-01-02 or RFC 3339", flag, v)
 }
 
+// newExportCmd is export: run a configured export now, list runs. Both subcommands share one
+// set of configuration flags.
 func newExportCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "export", Short: "Scheduled exports of completed transcripts: run one now, list runs"}
 	var cf configFlags
+	for _, c := range []*cobra.Command{newExportRunCmd(&cf), newExportListCmd(&cf)} {
+		cf.register(c)
+		cmd.AddCommand(c)
+	}
+	return cmd
+}
+
+// newExportRunCmd is export run: one export run now over --since..--until (or --dry-run to
+// count). The caller registers cf.
+func newExportRunCmd(cf *configFlags) *cobra.Command {
 	var since, until string
 	var dry bool
 	run := &cobra.Command{
@@ -93,13 +105,19 @@ func newExportCmd() *cobra.Command {
 	run.Flags().StringVar(&since, "since", "", "start of the window (default: the checkpoint)")
 	run.Flags().StringVar(&until, "until", "", "end of the window (default: now)")
 	run.Flags().BoolVar(&dry, "dry-run", false, "only count what would be exported")
+	return run
+}
+
+// newExportListCmd is export list: the runs, of every export or of one. The caller registers
+// cf.
+func newExportListCmd(cf *configFlags) *cobra.Command {
 	var format string
 	list := &cobra.Command{
 		Use:   "list [NAME]",
 		Short: "Show runs: window, counts and status, newest first (of one export: a configured one, or one with runs)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, cfg, err := openStore(cmd, &cf)
+			store, cfg, err := openStore(cmd, cf)
 			if err != nil {
 				return err
 			}
@@ -134,11 +152,7 @@ func newExportCmd() *cobra.Command {
 		},
 	}
 	addOutputFlag(list, &format, formatTable)
-	for _, c := range []*cobra.Command{run, list} {
-		cf.register(c)
-		cmd.AddCommand(c)
-	}
-	return cmd
+	return list
 }
 
 // exportRunView is an export run as export list prints it in JSON and YAML.

@@ -16,10 +16,17 @@ import (
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
+// newJobsCmd is jobs: list, show and release the bridge's jobs.
 func newJobsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "jobs", Short: "Inspect the bridge's jobs (one per source item and version)"}
-	var cf configFlags
-	var state, source, listFormat, showFormat string
+	var cf, scf, rcf configFlags
+	cmd.AddCommand(newJobsListCmd(&cf), newJobsShowCmd(&scf), newJobsReleaseCmd(&rcf))
+	return cmd
+}
+
+// newJobsListCmd is jobs list: one line per job, filtered by --state and --source.
+func newJobsListCmd(cf *configFlags) *cobra.Command {
+	var state, source, listFormat string
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "One line per job: id, source, item, state, reason",
@@ -34,7 +41,7 @@ func newJobsCmd() *cobra.Command {
 					f.States = append(f.States, bridge.State(s))
 				}
 			}
-			store, cfg, err := openStore(cmd, &cf)
+			store, cfg, err := openStore(cmd, cf)
 			if err != nil {
 				return err
 			}
@@ -72,13 +79,18 @@ func newJobsCmd() *cobra.Command {
 	list.Flags().StringVar(&state, "state", "", "only jobs in these states (comma-separated): "+strings.Join(stateNames(), ", "))
 	list.Flags().StringVar(&source, "source", "", "only jobs of this source (a configured one, or one the store has jobs of)")
 	addOutputFlag(list, &listFormat, formatTable)
-	var scf configFlags
+	return list
+}
+
+// newJobsShowCmd is jobs show: a job and its history.
+func newJobsShowCmd(cf *configFlags) *cobra.Command {
+	var showFormat string
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print a job and its history",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := openStore(cmd, &scf)
+			store, _, err := openStore(cmd, cf)
 			if err != nil {
 				return err
 			}
@@ -98,9 +110,13 @@ func newJobsCmd() *cobra.Command {
 			return printOutput(cmd.OutOrStdout(), showFormat, v, v.table)
 		},
 	}
-	scf.register(show)
+	cf.register(show)
 	addOutputFlag(show, &showFormat, formatTable)
-	var rcf configFlags
+	return show
+}
+
+// newJobsReleaseCmd is jobs release: a held job's author assigned by hand (bridge.Release).
+func newJobsReleaseCmd(cf *configFlags) *cobra.Command {
 	var author string
 	release := &cobra.Command{
 		Use:   "release ID --author email:…|user:…",
@@ -110,7 +126,7 @@ func newJobsCmd() *cobra.Command {
 			if err := api.ValidateAuthor(author, true); err != nil {
 				return usageError("--author %q: %v", author, err)
 			}
-			store, _, err := openStore(cmd, &rcf)
+			store, _, err := openStore(cmd, cf)
 			if err != nil {
 				return err
 			}
@@ -128,9 +144,8 @@ func newJobsCmd() *cobra.Command {
 	}
 	release.Flags().StringVar(&author, "author", "", "the member who owns the recording: email:<address> or user:<uuid>")
 	release.MarkFlagRequired("author")
-	rcf.register(release)
-	cmd.AddCommand(list, show, release)
-	return cmd
+	cf.register(release)
+	return release
 }
 
 // stateNames are the job states, for --state and its errors.

@@ -10,21 +10,16 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/export"
-	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/server"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
-	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 	"github.com/transcript-bridge/bridge/connectors"
 	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
@@ -100,139 +95,66 @@ func makeDefaultInbox(cfg *Config, w io.Writer) {
 	}
 }
 
+// runBridge runs the bridge until ctx ends, or with once until every job is finished or waits:
+// it checks the sources, opens the store, builds the pipeline, connects to the API, then starts
+// the relay and (without once) the schedules, the exports and the server; each stops, in the
+// reverse order, before the store closes.
 func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Writer) error {
 	log := newLogger(stderr)
 	endpoints, err := buildEndpoints(cfg)
 	if err != nil {
 		return err
 	}
-	// Sources and their mapping are checked before the store is opened: a bad setting creates
-	// no database.
-	srcs := make([]connectors.Source, len(cfg.Sources))
-	for i, s := range cfg.Sources {
-		if srcs[i], err = connectors.New(s.Type, s.Name, s.Options); err != nil {
-			return cfg.sourceError(i, err)
-		}
-		if _, err := newMapper(s, "check", &mapping.Members{}); err != nil {
-			return usageError("sources[%d].%v", i, err)
-		}
+	srcs, err := checkSources(cfg)
+	if err != nil {
+		return err
 	}
 	store, err := sqlite.Open(ctx, cfg.Store.DSN)
 	if err != nil {
 		return fmt.Errorf("store.dsn: %w", err)
 	}
 	defer store.Close()
-	instance, err := store.InstanceID(ctx)
+	b, err := buildPipeline(ctx, cfg, srcs, store, log)
 	if err != nil {
 		return err
 	}
-	p := &bridge.Pipeline{Store: store, Instance: instance, Log: log, UploadConcurrency: cfg.API.UploadConcurrency,
-		Sources: map[string]*bridge.SourceConfig{}}
-	schedules := map[string]string{}
-	needReports, needMembers := false, false
-	members := &mapping.Members{} // its Dir is the API client, once built below
-	pushers := map[string]connectors.Pusher{}
-	for i, s := range cfg.Sources {
-		src := srcs[i]
-		m, err := newMapper(s, instance, members)
-		if err != nil {
-			return usageError("sources[%d].%v", i, err)
-		}
-		needMembers = needMembers || slices.Contains(s.Mapping.Rules, mapping.RuleIdentity) || slices.Contains(s.Mapping.Rules, mapping.RuleEmail)
-		if l, ok := src.(interface{ SetLogger(*slog.Logger) }); ok { // the source's own warnings
-			l.SetLogger(log)
-		}
-		if ps, ok := src.(connectors.Pusher); ok {
-			pushers[s.Name] = ps
-		}
-		u := s.Upload
-		p.Sources[s.Name] = &bridge.SourceConfig{Name: s.Name, Type: s.Type, Source: src, Mapper: m, RetryDeadline: s.RetryDeadline,
-			Upload: bridge.UploadOptions{Language: u.Language, ProjectID: u.ProjectID, Diarize: u.Diarize,
-				SpeakersCount: u.SpeakersCount, AIMetadata: u.AIMetadata, Reports: u.Reports}}
-		schedules[s.Name] = s.Schedule
-		needReports = needReports || len(u.Reports) > 0
+	p := b.pipeline
+	client, stopSandbox, err := connectAPI(ctx, cfg, log)
+	if err != nil {
+		return err
 	}
-	base, key := cfg.API.BaseURL, cfg.API.Key
-	if base == "" {
-		url, stop, err := startLocalSandbox(ctx, cfg, log)
+	defer stopSandbox()
+	p.API = client
+	b.members.Dir = client
+	if err := checkScopes(ctx, client, b.needReports, b.needMembers, once, log); err != nil {
+		return err
+	}
+	log.Info("bridge running", "instance", p.Instance, "sources", len(p.Sources), "store", cfg.Store.DSN, "once", once)
+	rl, stopRelay, err := startRelay(ctx, cfg, store, endpoints, client, once, log)
+	if err != nil {
+		return err
+	}
+	defer stopRelay() // before the store closes
+	if !once {
+		stopSchedules, err := startSchedules(ctx, cfg, p, client)
 		if err != nil {
 			return err
 		}
-		defer stop()
-		base, key = url, sandbox.LocalKey
-	} else if key, err = readAPIKey(key, cfg.API.KeyFile, "api.key_file"); err != nil {
-		return err
-	}
-	client, err := api.New(api.Config{BaseURL: base, Key: key, DataPerMinute: cfg.API.RequestsPerMinute})
-	if err != nil {
-		return usageError("api: %v", err)
-	}
-	p.API = client
-	members.Dir = client
-	if err := checkScopes(ctx, client, needReports, needMembers, once, log); err != nil {
-		return err
-	}
-	log.Info("bridge running", "instance", instance, "sources", len(p.Sources), "store", cfg.Store.DSN, "once", once)
-	// Events leave through the bus even without endpoints: the relay logs each one.
-	sub, poison, err := store.Bus(bus.SubscriberConfig{Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}, nil)
-	if err != nil {
-		return err
-	}
-	defer sub.Close()
-	rl := &relay.Relay{Store: store, Bus: sub, Poison: poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease}
-	if !once {
-		rctx, stopRelay := context.WithCancel(ctx)
-		relayDone := make(chan error, 1)
-		go func() { relayDone <- rl.Run(rctx, cfg.Relay.Interval) }()
-		defer func() { // before the store closes
-			stopRelay()
-			if err := <-relayDone; err != nil {
-				log.Error("relay", "err", err)
-			}
-		}()
-	}
-	if !once {
-		cl := bridge.CronLogger(log)
-		syncs := cron.New(cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
-		for _, s := range cfg.Sources {
-			if s.Mapping.Sync == "" {
-				continue
-			}
-			if _, err := syncs.AddFunc(s.Mapping.Sync, func() { p.SyncIdentities(ctx, s.Name, client) }); err != nil {
-				return usageError("sources %s: mapping.sync %q: %v", s.Name, s.Mapping.Sync, err)
-			}
-		}
-		syncs.Start()
-		defer func() { <-syncs.Stop().Done() }()
-	}
-	if !once && len(cfg.Exports) > 0 {
-		exports := make([]*export.Config, len(cfg.Exports))
-		for i := range cfg.Exports {
-			exports[i] = &cfg.Exports[i]
-		}
-		ex := &export.Exporter{Store: store, API: client, Log: log}
-		caughtUp := make(chan struct{})
-		go func() { // a tick missed while the bridge was down runs once now
-			defer close(caughtUp)
-			if err := ex.CatchUp(ctx, exports); err != nil && ctx.Err() == nil {
-				log.Error("export catch-up", "err", err)
-			}
-		}()
-		defer func() { <-caughtUp }()
-		stopExports, err := ex.Schedule(ctx, exports)
+		defer stopSchedules()
+		stopExports, err := startExports(ctx, cfg, store, client, log)
 		if err != nil {
-			return usageError("%v", err)
+			return err
 		}
 		defer stopExports()
-	}
-	if !once && (len(pushers) > 0 || cfg.Server.Addr != "") {
-		stop, err := serveHooks(ctx, cfg, cfgTypes(cfg), pushers, p, log)
-		if err != nil {
-			return err
+		if len(b.pushers) > 0 || cfg.Server.Addr != "" {
+			stopServer, err := serveHooks(ctx, cfg, cfgTypes(cfg), b.pushers, p, log)
+			if err != nil {
+				return err
+			}
+			defer stopServer()
 		}
-		defer stop()
 	}
-	err = p.Run(ctx, bridge.RunOptions{Schedules: schedules, PollInterval: cfg.API.PollInterval, Once: once})
+	err = p.Run(ctx, bridge.RunOptions{Schedules: b.schedules, PollInterval: cfg.API.PollInterval, Once: once})
 	if err != nil {
 		return err
 	}

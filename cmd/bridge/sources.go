@@ -34,9 +34,21 @@ func sourceByName(cfg *Config, name string) (connectors.Source, *SourceConfig, e
 	return nil, nil, usageError("no source named %q (configured: %v)", name, names)
 }
 
+// newSourcesCmd is sources: check a source, list what it would sync, backfill its history.
+// The subcommands share one set of configuration flags.
 func newSourcesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "sources", Short: "Check a source's access, or see what it would sync"}
 	var cf configFlags
+	for _, c := range []*cobra.Command{newSourcesCheckCmd(&cf), newSourcesListCmd(&cf), newSourcesBackfillCmd(&cf)} {
+		cf.register(c)
+		cmd.AddCommand(c)
+	}
+	return cmd
+}
+
+// newSourcesCheckCmd is sources check: the source's credentials and access verified. The
+// caller registers cf.
+func newSourcesCheckCmd(cf *configFlags) *cobra.Command {
 	check := &cobra.Command{
 		Use:   "check NAME",
 		Short: "Verify the source's credentials and access; says what is missing (exit 1)",
@@ -64,6 +76,12 @@ func newSourcesCmd() *cobra.Command {
 			return nil
 		},
 	}
+	return check
+}
+
+// newSourcesListCmd is sources list: a dry run of what the source would sync, with the
+// external ids its mapping gives. The caller registers cf.
+func newSourcesListCmd(cf *configFlags) *cobra.Command {
 	var limit int
 	var format string
 	list := &cobra.Command{
@@ -108,6 +126,12 @@ func newSourcesCmd() *cobra.Command {
 	}
 	addOutputFlag(list, &format, formatTable)
 	list.Flags().IntVar(&limit, "limit", 0, "show at most this many (0: all)")
+	return list
+}
+
+// newSourcesBackfillCmd is sources backfill: the source's history walked from --from and
+// queued. The caller registers cf.
+func newSourcesBackfillCmd(cf *configFlags) *cobra.Command {
 	var from string
 	backfill := &cobra.Command{
 		Use:   "backfill NAME --from DATE",
@@ -151,11 +175,7 @@ func newSourcesCmd() *cobra.Command {
 	}
 	backfill.Flags().StringVar(&from, "from", "", "first day to walk (YYYY-MM-DD)")
 	backfill.MarkFlagRequired("from")
-	for _, c := range []*cobra.Command{check, list, backfill} {
-		cf.register(c)
-		cmd.AddCommand(c)
-	}
-	return cmd
+	return backfill
 }
 
 // recordingList is what sources list prints in JSON and YAML: the recordings shown (at most
