@@ -54,10 +54,11 @@ func (g *gate) pulling(cc jetstream.ConsumeContext) {
 	}
 }
 
-// stopPulling ends the consumer's pull: the server sends this subscription nothing more. A
-// message given back after that goes to another reader; given back before, the server could
-// send it straight back here, to a subscription on its way out (NATS 2.9 then loses it
-// until bus.ack_wait, and may deliver it twice after that).
+// stopPulling ends the consumer's pull, so that a message given back afterwards goes to
+// another reader: given back before, the server could send it straight back here, to a
+// subscription on its way out (NATS 2.9 then holds it until bus.ack_wait, and was seen to
+// deliver it twice after that). A message already on its way here still waits for
+// bus.ack_wait.
 func (g *gate) stopPulling() {
 	g.ccMu.Lock()
 	defer g.ccMu.Unlock()

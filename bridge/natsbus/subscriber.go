@@ -112,17 +112,23 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 // forward passes watermill-nats' messages on until ctx ends or the subscriber closes, then
 // winds the subscription down in an order that watermill-nats (v2.1.3) does not keep by
 // itself: it closes its channel when its context ends, while the consumer's callback may be
-// sending on that channel (a data race, and a panic when the send is chosen). Here the gate is
-// shut first (waiting for the callback in progress, whose message is nacked if it is still
-// ours), and only then is watermill-nats' context ended.
+// sending on that channel (a data race, and a panic when the send is chosen). Here the pull is
+// stopped first, then a message held here is nacked, then the gate is shut (waiting for the
+// callback in progress: its message is with the handler, or nacked here), and only then is
+// watermill-nats' context ended.
 func (s *Subscriber) forward(ctx context.Context, g *gate, in <-chan *message.Message, out chan<- *message.Message, cancelInner context.CancelFunc) {
 	defer s.subs.Done()
 	defer close(out)
 	var held *message.Message // taken from watermill-nats, not handed out
+	open := true              // in is open (watermill-nats closes it only once cancelInner runs)
 loop:
 	for {
 		select {
-		case m := <-in:
+		case m, ok := <-in:
+			if !ok {
+				open = false
+				break loop
+			}
 			select {
 			case out <- m:
 			case <-ctx.Done():
@@ -148,14 +154,18 @@ loop:
 		close(shut)
 	}()
 drain:
-	for {
+	for open {
 		select {
-		case m := <-in:
-			m.Nack()
+		case m, ok := <-in:
+			if ok {
+				m.Nack()
+			}
+			open = ok
 		case <-shut:
 			break drain
 		}
 	}
+	<-shut
 	cancelInner()
 	for m := range in { // closed by watermill-nats; nothing is sent any more
 		m.Nack()
