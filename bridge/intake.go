@@ -130,15 +130,20 @@ func Unmapped(j *Job) bool {
 }
 
 // precheck returns why the service would refuse the file ("" when it would take it).
-func precheck(j *Job) string {
-	ext := media.Ext(j.Name)
+func precheck(j *Job) string { return Precheck(j.Recording) }
+
+// Precheck returns why the service would refuse a recording by its name and size alone
+// (unsupported extension, too small, too large), the reason a job for it is skipped before any
+// byte is sent; "" when it would take it. Content is checked later, from the first bytes read.
+func Precheck(r connectors.Recording) string {
+	ext := media.Ext(r.Name)
 	switch {
 	case media.Kind(ext) == "":
 		return fmt.Sprintf("unsupported_file_format: extension %q is not an audio or video format the service takes", ext)
-	case j.Size > 0 && j.Size < api.MinUploadBytes:
-		return fmt.Sprintf("file_too_small: %d bytes, the service needs at least %d", j.Size, api.MinUploadBytes)
-	case j.Size > api.MaxUploadBytes:
-		return fmt.Sprintf("file_size_limit_exceeded: %d bytes, the service takes at most %d", j.Size, int64(api.MaxUploadBytes))
+	case r.Size > 0 && r.Size < api.MinUploadBytes:
+		return fmt.Sprintf("file_too_small: %d bytes, the service needs at least %d", r.Size, api.MinUploadBytes)
+	case r.Size > api.MaxUploadBytes:
+		return fmt.Sprintf("file_size_limit_exceeded: %d bytes, the service takes at most %d", r.Size, int64(api.MaxUploadBytes))
 	}
 	return ""
 }

@@ -181,7 +181,11 @@ func newDeliveriesReplayCmd(cf *configFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d deliveries will be sent again by the running bridge\n", n)
+			noun := "deliveries"
+			if n == 1 {
+				noun = "delivery"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d %s will be sent again by the running bridge\n", n, noun)
 			return nil
 		},
 	}

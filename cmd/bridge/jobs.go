@@ -247,8 +247,8 @@ type jobDetailView struct {
 type changeView struct {
 	// At is when the change happened.
 	At time.Time `json:"at,omitzero"`
-	// From is the state before (empty for the first entry).
-	From string `json:"from"`
+	// From is the state before (left out for the first entry).
+	From string `json:"from,omitempty"`
 	// To is the state after.
 	To string `json:"to"`
 	// Reason says why.

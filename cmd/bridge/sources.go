@@ -114,7 +114,9 @@ func newSourcesListCmd(cf *configFlags) *cobra.Command {
 				}
 				v := recordingView{ItemID: r.ItemID, Version: r.Version, Name: r.Name, Size: r.Size, ModTime: utc(r.ModTime),
 					Link: r.Link, Owner: newOwnerView(r.Owner)}
-				if mapped, err := m.Map(cmd.Context(), mapping.Input{Recording: r, JobID: "dry-run"}); err != nil {
+				if reason := bridge.Precheck(r); reason != "" {
+					v.SkipReason = reason // as bridge run would skip it, before mapping
+				} else if mapped, err := m.Map(cmd.Context(), mapping.Input{Recording: r, JobID: "dry-run"}); err != nil {
 					v.SkipReason = api.Redact(err.Error())
 				} else {
 					v.ExternalID = mapped.ExternalID
@@ -205,8 +207,8 @@ type recordingView struct {
 	Owner *ownerView `json:"owner,omitempty"`
 	// ExternalID is the X-External-Id it would be uploaded with.
 	ExternalID string `json:"external_id,omitempty"`
-	// SkipReason says why it would be skipped instead (its external id or metadata break the
-	// service's rules).
+	// SkipReason says why it would be skipped instead: its name or size (unsupported format,
+	// too small, too large), or its external id or metadata breaking the service's rules.
 	SkipReason string `json:"skip_reason,omitempty"`
 }
 
