@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"github.com/transcript-bridge/bridge/api"
+
 	"encoding/json"
 	"time"
 )
@@ -38,6 +40,11 @@ type Event struct {
 func NewEvent(typ string, j *Job, d map[string]any) Event {
 	if d == nil {
 		d = map[string]any{}
+	}
+	for k, v := range d { // reasons and errors quote upstream text: no secret leaves in an event
+		if s, ok := v.(string); ok {
+			d[k] = api.Redact(s)
+		}
 	}
 	d["source"] = map[string]any{"name": j.Source, "item_id": j.ItemID, "file": j.Name, "link": j.Link}
 	b, _ := json.Marshal(d)

@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"github.com/transcript-bridge/bridge/api"
+
 	"context"
 	"errors"
 	"fmt"
@@ -88,6 +90,9 @@ func Move(ctx context.Context, s JobStore, j *Job, to State, reason string, now 
 	if to != StateHeld {
 		j.Hold = ""
 	}
+	// Reasons quote upstream and source errors; whatever secret one carries (a key, a token in
+	// a URL) is hidden here, once, before the store keeps it or an event repeats it.
+	reason = api.Redact(reason)
 	if from != to || reason != "" {
 		j.Reason = reason
 	}
