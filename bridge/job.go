@@ -119,6 +119,9 @@ type Job struct {
 	// CreatedAt and UpdatedAt are the job's times.
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Revision counts the job's writes (1 when added); JobStore.Update compares it, so a copy
+	// read before another write (a replica that lost its lease) can no longer write.
+	Revision int64 `json:"-"`
 }
 
 // Change is one entry of a job's history.

@@ -46,10 +46,12 @@ type JobStore interface {
 	AddRecordings(ctx context.Context, source string, recs []connectors.Recording, cursor string, now time.Time) ([]Job, error)
 	// Cursor returns the source's cursor ("" before the first scan).
 	Cursor(ctx context.Context, source string) (string, error)
-	// Update writes j if the stored job is still in state from, appends the change to its
-	// history and the events to the outbox, publishing an EventRef for each on EventsTopic,
-	// in one transaction (no history entry for a write in place with no reason). ErrConflict
-	// otherwise. It checks no move: callers change a job's state through Move, which does.
+	// Update writes j if the stored job is still in state from and, unless j.Revision is 0 (a
+	// job not read from the store), still at j.Revision; it appends the change to its history
+	// and the events to the outbox, publishing an EventRef for each on EventsTopic, in one
+	// transaction (no history entry for a write in place with no reason), and sets j.Revision
+	// to the stored job's new revision. ErrConflict otherwise: another worker or replica wrote
+	// first. It checks no move: callers change a job's state through Move, which does.
 	Update(ctx context.Context, j *Job, from State, reason string, events ...Event) error
 	// Job returns one job, or ErrNotFound.
 	Job(ctx context.Context, id string) (*Job, error)
@@ -71,6 +73,32 @@ type JobStore interface {
 	// LastMappingChange returns the latest recorded mapping change (Generation 0 before any).
 	// It is cheap: bridge run polls it every few seconds.
 	LastMappingChange(ctx context.Context) (MappingChange, error)
+	LeaseStore
+}
+
+// LeaseStore hands out named leases, so that of several replicas on one store one at a time
+// does a thing that must not run twice at once: scan a source and move its cursor, track
+// completions, request reports.
+type LeaseStore interface {
+	// Lease takes the lease name for holder until now+ttl, or renews it when holder has it
+	// already. It reports whether holder has it now: false while another holder's lease runs
+	// (until is after now).
+	Lease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error)
+	// Release gives the lease up when holder has it (nothing otherwise), so another replica
+	// may take it at once.
+	Release(ctx context.Context, name, holder string) error
+	// Leases lists the leases, held or run out, by name.
+	Leases(ctx context.Context) ([]Lease, error)
+}
+
+// Lease is one named lease: who holds it until when.
+type Lease struct {
+	// Name is what the lease guards ("source:zoom", "tracker").
+	Name string `json:"name"`
+	// Holder is the replica that took it last (Pipeline.Replica).
+	Holder string `json:"holder"`
+	// Until is when it runs out unless renewed.
+	Until time.Time `json:"until"`
 }
 
 // DeliveryStore keeps webhook deliveries, their attempts and the endpoints' state: what the

@@ -113,14 +113,14 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 const jobCols = `id, recording, state, reason, hold, author, external_id, metadata, idempotency_key, attempt_at, attempts,
-	transcription_id, required_minutes, next_at, created_at, updated_at`
+	transcription_id, required_minutes, next_at, created_at, updated_at, revision`
 
 func scanJob(row interface{ Scan(...any) error }) (*bridge.Job, error) {
 	var j bridge.Job
 	var rec, meta string
 	var attemptAt, nextAt, created, updated int64
 	if err := row.Scan(&j.ID, &rec, &j.State, &j.Reason, &j.Hold, &j.Author, &j.ExternalID, &meta, &j.IdempotencyKey, &attemptAt,
-		&j.Attempts, &j.TranscriptionID, &j.RequiredMinutes, &nextAt, &created, &updated); err != nil {
+		&j.Attempts, &j.TranscriptionID, &j.RequiredMinutes, &nextAt, &created, &updated, &j.Revision); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(rec), &j.Recording); err != nil {
@@ -155,7 +155,7 @@ func (s *Store) AddRecordings(ctx context.Context, source string, recs []connect
 		added = added[:0]
 		for _, r := range recs {
 			r.Source = source
-			j := bridge.Job{ID: uuid.NewString(), Recording: r, State: bridge.StateDiscovered, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+			j := bridge.Job{ID: uuid.NewString(), Recording: r, State: bridge.StateDiscovered, CreatedAt: now.UTC(), UpdatedAt: now.UTC(), Revision: 1}
 			rec, _ := json.Marshal(r)
 			res, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, source, item_id, version, recording, state, created_at, updated_at)
 				VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (source, item_id, version) DO NOTHING`,
@@ -195,16 +195,21 @@ func (s *Store) Update(ctx context.Context, j *bridge.Job, from bridge.State, re
 		now = time.Now().UTC()
 	}
 	rec, _ := json.Marshal(j.Recording)
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET recording = ?, state = ?, reason = ?, hold = ?, author = ?, external_id = ?, metadata = ?,
-			idempotency_key = ?, attempt_at = ?, attempts = ?, transcription_id = ?, required_minutes = ?, next_at = ?, updated_at = ?
-			WHERE id = ? AND state = ?`, string(rec), j.State, j.Reason, j.Hold, j.Author, j.ExternalID, string(j.Metadata), j.IdempotencyKey,
-			nanos(j.AttemptAt), j.Attempts, j.TranscriptionID, j.RequiredMinutes, nanos(j.NextAt), now.UnixNano(), j.ID, from)
+	var committed int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res := tx.QueryRowContext(ctx, `UPDATE jobs SET recording = ?, state = ?, reason = ?, hold = ?, author = ?, external_id = ?, metadata = ?,
+			idempotency_key = ?, attempt_at = ?, attempts = ?, transcription_id = ?, required_minutes = ?, next_at = ?, updated_at = ?,
+			revision = revision + 1
+			WHERE id = ? AND state = ? AND (? = 0 OR revision = ?) RETURNING revision`, string(rec), j.State, j.Reason, j.Hold, j.Author,
+			j.ExternalID, string(j.Metadata), j.IdempotencyKey, nanos(j.AttemptAt), j.Attempts, j.TranscriptionID, j.RequiredMinutes,
+			nanos(j.NextAt), now.UnixNano(), j.ID, from, j.Revision, j.Revision)
+		var revision int64
+		err := res.Scan(&revision)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("update job %s from %s (revision %d): %w", j.ID, from, j.Revision, bridge.ErrConflict)
+		}
 		if err != nil {
 			return fmt.Errorf("update job %s: %w", j.ID, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("update job %s from %s: %w", j.ID, from, bridge.ErrConflict)
 		}
 		if from != j.State || reason != "" {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO job_history (job_id, from_state, to_state, reason, at) VALUES (?,?,?,?,?)`,
@@ -217,8 +222,13 @@ func (s *Store) Update(ctx context.Context, j *bridge.Job, from bridge.State, re
 				return err
 			}
 		}
+		committed = revision
 		return nil
 	})
+	if err == nil {
+		j.Revision = committed
+	}
+	return err
 }
 
 // Job implements bridge.JobStore.

@@ -252,7 +252,59 @@ var updateCases = append([]testCase{
 			t.Errorf("the first holder's late Update(uploading → queued) = %v, want ErrConflict", err)
 		}
 	}},
-}, concurrent("concurrent claims have one winner", func(t *testing.T, d *db, hs []Stores) {
+	{"a stale revision is a conflict, even in the same state", func(t *testing.T, d *db) {
+		// A holder paused past its lease wakes with a copy of the job read before another
+		// replica took it over without changing its state (uploading, a new lease): the late
+		// write is refused, and the revision tells the writes apart.
+		j := d.job(t)
+		if j.Revision != 1 {
+			t.Errorf("AddRecordings(inbox, a@1)[0].Revision = %d, want 1", j.Revision)
+		}
+		d.move(t, &j, bridge.StateUploading, t0)
+		paused := j
+		j.NextAt = t0.Add(time.Hour)
+		d.move(t, &j, bridge.StateUploading, t0.Add(time.Minute))
+		if j.Revision != paused.Revision+1 {
+			t.Errorf("Update in place: Revision = %d, want %d", j.Revision, paused.Revision+1)
+		}
+		paused.State, paused.TranscriptionID, paused.UpdatedAt = bridge.StateQueued, "tr-late", t0.Add(2*time.Minute)
+		if err := d.Update(ctx, &paused, bridge.StateUploading, "late"); !errors.Is(err, bridge.ErrConflict) {
+			t.Errorf("Update(revision %d) after the job moved to revision %d = %v, want ErrConflict", paused.Revision, j.Revision, err)
+		}
+		if got, _ := d.Job(ctx, j.ID); !sameJob(*got, j) {
+			t.Errorf("Job(%s) after a stale write = %+v, want %+v", j.ID, got, j)
+		}
+	}},
+	{"a job not read from the store is compared by state", func(t *testing.T, d *db) {
+		j := d.job(t)
+		d.move(t, &j, bridge.StateReady, t0)
+		blind := j
+		blind.Revision, blind.State, blind.UpdatedAt = 0, bridge.StateSkipped, t0.Add(time.Minute)
+		if err := d.Update(ctx, &blind, bridge.StateReady, "by hand"); err != nil || blind.Revision != j.Revision+1 {
+			t.Errorf("Update(revision 0, ready → skipped) = %v, revision %d; want nil, %d", err, blind.Revision, j.Revision+1)
+		}
+	}},
+}, append(concurrent("concurrent writes in place have one winner", func(t *testing.T, d *db, hs []Stores) {
+	j := d.job(t)
+	var wins int
+	var mu sync.Mutex
+	together(6, func(i int) {
+		c := j
+		c.NextAt, c.UpdatedAt = t0.Add(time.Duration(i+1)*time.Minute), t0.Add(time.Minute)
+		err := hs[i%len(hs)].Update(ctx, &c, bridge.StateDiscovered, "")
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, bridge.ErrConflict):
+			t.Errorf("write %d: Update = %v, want nil or ErrConflict", i, err)
+		}
+	})
+	if wins != 1 {
+		t.Errorf("6 concurrent Update(discovered → discovered) of revision %d: %d won, want 1", j.Revision, wins)
+	}
+}), concurrent("concurrent claims have one winner", func(t *testing.T, d *db, hs []Stores) {
 	j := d.job(t)
 	var wins, conflicts int
 	var winner string
@@ -284,7 +336,7 @@ var updateCases = append([]testCase{
 	if ev, _ := d.PendingEvents(ctx, 10); len(ev) != 1 {
 		t.Errorf("PendingEvents(10) = %d events, want the winner's one", len(ev))
 	}
-})...)
+})...)...)
 
 // sameRecording compares recordings, times by instant.
 func sameRecording(got, want recording) bool {
