@@ -1,0 +1,253 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+var _ bridge.DeliveryStore = (*Store)(nil)
+
+const deliveryCols = `id, event_id, endpoint, webhook_id, type, job_id, transcription_id, data, event_at, status, attempts,
+	next_attempt_at, last_status, last_error, created_at, updated_at`
+
+func scanDelivery(row scanner) (bridge.Delivery, error) {
+	var d bridge.Delivery
+	var data string
+	var eventAt, next, created, updated int64
+	if err := row.Scan(&d.ID, &d.EventID, &d.Endpoint, &d.WebhookID, &d.Type, &d.JobID, &d.TranscriptionID, &data, &eventAt,
+		&d.Status, &d.Attempts, &next, &d.LastStatus, &d.LastError, &created, &updated); err != nil {
+		return d, err
+	}
+	d.Data = json.RawMessage(data)
+	d.EventAt, d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = fromNanos(eventAt), fromNanos(next), fromNanos(created), fromNanos(updated)
+	return d, nil
+}
+
+// FanOut implements bridge.DeliveryStore. Marking the event handed on locks its outbox row, so
+// concurrent fan-outs of one event (a redelivered message on another replica) run one after the
+// other, and the second inserts nothing (ON CONFLICT DO NOTHING on event and endpoint).
+func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`, now.UnixNano(), ref.EventID)
+		if err != nil {
+			return fmt.Errorf("fan out event %d: %w", ref.EventID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("fan out event %d: %w", ref.EventID, bridge.ErrUnknownEvent)
+		}
+		for _, ep := range endpoints {
+			// The webhook-id is fixed here, once: a delivery that already exists (a redelivered
+			// message) keeps its own, and retries and replays reuse the stored one.
+			webhookID, err := bridge.NewWebhookID()
+			if err != nil {
+				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
+				data, event_at, status, next_attempt_at, created_at, updated_at)
+				SELECT $1, id, $2, $3, type, job_id, transcription_id, data, created_at, $4, $5, $5, $5 FROM outbox WHERE id = $6
+				ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, webhookID,
+				bridge.DeliveryPending, now.UnixNano(), ref.EventID); err != nil {
+				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Claim implements bridge.DeliveryStore: SELECT … FOR UPDATE SKIP LOCKED picks the due
+// deliveries that no other claimer is leasing at this moment, and the lease is written in the
+// same transaction. A claimer that finds a row a committed claim has just leased re-reads it
+// (READ COMMITTED) and skips it, its lease no longer run out.
+func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]bridge.Delivery, error) {
+	var out []bridge.Delivery
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d
+			WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ($2::text = '' OR d.endpoint = $2)
+			AND d.endpoint NOT IN (SELECT name FROM endpoint_state)
+			AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.endpoint = d.endpoint AND e.job_id = d.job_id
+				AND e.status = 'pending' AND e.event_id < d.event_id)
+			ORDER BY d.next_attempt_at, d.event_id LIMIT $3
+			FOR UPDATE OF d SKIP LOCKED`, now.UnixNano(), endpoint, limit)
+		out, err = collect(rows, err, scanDelivery)
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		ids := make([]string, len(out))
+		for i, d := range out {
+			ids[i] = d.ID
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = $1 WHERE id = ANY($2)`, now.Add(lease).UnixNano(), ids)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries of %q: %w", endpoint, err)
+	}
+	return out, nil
+}
+
+// Abandon implements bridge.DeliveryStore.
+func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int, error) {
+	if known == nil {
+		known = []string{}
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = 'dead', last_error = 'the endpoint is no longer configured',
+		updated_at = $1 WHERE status = 'pending' AND NOT (endpoint = ANY($2))`, now.UnixNano(), known)
+	if err != nil {
+		return 0, fmt.Errorf("abandon deliveries: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// Record implements bridge.DeliveryStore. It fails on an unknown delivery.
+func (s *Store) Record(ctx context.Context, d *bridge.Delivery, a bridge.Attempt) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = $1, attempts = $2, next_attempt_at = $3, lease_until = 0,
+			last_status = $4, last_error = $5, updated_at = $6 WHERE id = $7`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
+			a.Status, a.Error, a.At.UnixNano(), d.ID)
+		if err != nil {
+			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("record an attempt of delivery %s: no such delivery", d.ID)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
+			VALUES ($1,$2,$3,$4,$5,$6)`, d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
+			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+		}
+		return nil
+	})
+}
+
+// deliveryWhere returns f as a condition and its arguments, numbered from $(first+1).
+func deliveryWhere(f bridge.DeliveryFilter, first int) (string, []any) {
+	var where []string
+	var args []any
+	arg := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(first+len(args))))
+	}
+	if f.Endpoint != "" {
+		arg("endpoint = $?", f.Endpoint)
+	}
+	if f.Status != "" {
+		arg("status = $?", f.Status)
+	}
+	if !f.Since.IsZero() {
+		arg("created_at >= $?", f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		arg("created_at < $?", f.Until.UnixNano())
+	}
+	if len(where) == 0 {
+		return "TRUE", nil
+	}
+	return strings.Join(where, " AND "), args
+}
+
+// Deliveries implements bridge.DeliveryStore.
+func (s *Store) Deliveries(ctx context.Context, f bridge.DeliveryFilter) ([]bridge.Delivery, error) {
+	where, args := deliveryWhere(f, 0)
+	q := `SELECT ` + deliveryCols + ` FROM deliveries WHERE ` + where + ` ORDER BY created_at DESC, event_id DESC, endpoint DESC`
+	if f.Limit > 0 {
+		q += " LIMIT " + strconv.Itoa(f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := collect(rows, err, scanDelivery)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// Delivery implements bridge.DeliveryStore. It fails on an unknown id.
+func (s *Store) Delivery(ctx context.Context, id string) (*bridge.Delivery, []bridge.Attempt, error) {
+	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, fmt.Errorf("delivery %s: not found", id)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("delivery %s: %w", id, err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT at, status, latency_ms, response, error FROM delivery_attempts WHERE delivery_id = $1 ORDER BY seq`, id)
+	attempts, err := collect(rows, err, func(r scanner) (bridge.Attempt, error) {
+		var a bridge.Attempt
+		var at int64
+		err := r.Scan(&at, &a.Status, &a.Latency, &a.Response, &a.Error)
+		a.At = fromNanos(at)
+		return a, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("attempts of delivery %s: %w", id, err)
+	}
+	return &d, attempts, nil
+}
+
+// Replay implements bridge.DeliveryStore.
+func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilter, now time.Time) (int, error) {
+	where, args := deliveryWhere(f, 1)
+	if len(ids) > 0 {
+		args = append(args, ids)
+		where += " AND id = ANY($" + strconv.Itoa(len(args)+1) + ")"
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $1, lease_until = 0,
+		updated_at = $1 WHERE `+where, append([]any{now.UnixNano()}, args...)...)
+	if err != nil {
+		return 0, fmt.Errorf("replay deliveries: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// DisableEndpoint implements bridge.DeliveryStore; the events (endpoint.disabled) go to the
+// outbox in the same transaction.
+func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...bridge.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_state (name, disabled_at, reason) VALUES ($1,$2,$3)
+			ON CONFLICT (name) DO UPDATE SET disabled_at = excluded.disabled_at, reason = excluded.reason`, name, now.UnixNano(), reason); err != nil {
+			return fmt.Errorf("disable endpoint %s: %w", name, err)
+		}
+		for _, e := range events {
+			if err := emit(ctx, tx, e, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// EnableEndpoint implements bridge.DeliveryStore.
+func (s *Store) EnableEndpoint(ctx context.Context, name string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM endpoint_state WHERE name = $1`, name); err != nil {
+		return fmt.Errorf("enable endpoint %s: %w", name, err)
+	}
+	return nil
+}
+
+// DisabledEndpoints implements bridge.DeliveryStore.
+func (s *Store) DisabledEndpoints(ctx context.Context) (map[string]string, error) {
+	type state struct{ name, reason string }
+	rows, err := s.db.QueryContext(ctx, `SELECT name, reason FROM endpoint_state`)
+	states, err := collect(rows, err, func(r scanner) (state, error) {
+		var st state
+		return st, r.Scan(&st.name, &st.reason)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("disabled endpoints: %w", err)
+	}
+	out := map[string]string{}
+	for _, st := range states {
+		out[st.name] = st.reason
+	}
+	return out, nil
+}
