@@ -2,8 +2,9 @@
 // owner), the one Source contract every connector implements with its small optional
 // capabilities (Finisher, Pending, Checker, Backfiller, Pusher), the transient-failure marker
 // the bridge retries on, and a small registry from which the bridge builds sources by type
-// name. Connectors live in subpackages (localdir, ...) and register themselves; connectortest is
-// the suite they all pass. Nothing here imports the bridge: data flows down, connectors →
+// name, decoding each source's options into its connector's Config once (Decode). Connectors
+// live in subpackages (localdir, ...) and register themselves; connectortest is the suite they
+// all pass. Nothing here imports the bridge: data flows down, connectors →
 // mapping → bridge.
 package connectors
 
@@ -11,8 +12,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 )
@@ -63,47 +65,90 @@ type Pending interface {
 	Pending() int
 }
 
-// Factory builds a source named name from its type-specific options; unknown or bad options
-// are errors naming the option.
-type Factory func(name string, options map[string]any) (Source, error)
-
-var (
-	mu        sync.Mutex
-	factories = map[string]Factory{}
-)
-
-// Register makes a source type available; connectors call it from init. It panics on a
-// duplicate type.
-func Register(typ string, f Factory) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := factories[typ]; dup {
-		panic("connectors: type " + typ + " registered twice")
-	}
-	factories[typ] = f
+// Config is what a connector's configuration (C, its Config struct, through a pointer)
+// provides: options tagged koanf:"<option>", each field with a doc comment (the configuration
+// reference shows them), SetDefaults and Validate.
+type Config[C any] interface {
+	*C
+	// SetDefaults fills in the defaults of the options left unset.
+	SetDefaults()
+	// Validate returns an *OptionError naming the first option at fault, or nil.
+	Validate() error
 }
 
-// New builds a source of type typ. The error names the type when it is unknown.
+// connector is a registered source type.
+type connector struct {
+	// build makes a source named name from its options.
+	build func(name string, options map[string]any) (Source, error)
+	// defaults returns a Config with its defaults set.
+	defaults func() any
+}
+
+var (
+	mu       sync.Mutex
+	registry = map[string]connector{}
+)
+
+// Register makes source type typ available; connectors call it from init. A source of type
+// typ is built from its options in one way: a Config C with its defaults set (SetDefaults),
+// the options decoded onto it (Decode), checked (Validate), then passed to build, which reads
+// what the options point to (secret files) and makes the source. Register panics on a
+// duplicate type.
+func Register[C any, P Config[C]](typ string, build func(name string, cfg C) (Source, error)) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := registry[typ]; dup {
+		panic("connectors: type " + typ + " registered twice")
+	}
+	registry[typ] = connector{
+		build: func(name string, options map[string]any) (Source, error) {
+			var c C
+			P(&c).SetDefaults()
+			if err := Decode(options, typ, &c); err != nil {
+				return nil, err
+			}
+			if err := P(&c).Validate(); err != nil {
+				return nil, err
+			}
+			return build(name, c)
+		},
+		defaults: func() any {
+			var c C
+			P(&c).SetDefaults()
+			return c
+		},
+	}
+}
+
+// New builds a source of type typ named name from its type-specific options. The error names
+// the type when it is unknown; an unknown or bad option is an *OptionError naming it.
 func New(typ, name string, options map[string]any) (Source, error) {
 	mu.Lock()
-	f, ok := factories[typ]
+	c, ok := registry[typ]
 	mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("unknown source type %q (known: %v)", typ, Types())
 	}
-	return f(name, options)
+	return c.build(name, options)
+}
+
+// Defaults returns the Config of source type typ (a value of the connector's Config struct)
+// with its defaults set, for the configuration reference; ok is false when typ is unknown.
+func Defaults(typ string) (cfg any, ok bool) {
+	mu.Lock()
+	c, ok := registry[typ]
+	mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	return c.defaults(), true
 }
 
 // Types lists the registered source types.
 func Types() []string {
 	mu.Lock()
 	defer mu.Unlock()
-	var out []string
-	for t := range factories {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // Checker is implemented by sources that can verify their credentials and access without

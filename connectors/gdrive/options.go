@@ -1,6 +1,7 @@
 package gdrive
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,83 +10,58 @@ import (
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
-// Config configures a Google Drive source.
+func init() {
+	connectors.Register("gdrive", func(_ string, cfg Config) (connectors.Source, error) {
+		return New(context.Background(), cfg)
+	})
+}
+
+// Config configures a Google Drive source. Its fields tagged koanf are the options of a source
+// with type: gdrive.
 type Config struct {
-	// Credentials is a service-account key (JSON) or an OAuth "authorized_user" file with a
-	// refresh token; nil uses Application Default Credentials.
-	Credentials []byte
-	// Subjects are the users a service account impersonates (domain-wide delegation); each is
-	// synced on its own. Empty: the credentials' own identity.
-	Subjects []string
 	// FolderID is a folder synced recursively.
-	FolderID string
-	// SharedDriveID is a shared drive: all of it, or only FolderID within it.
-	SharedDriveID string
+	FolderID string `koanf:"folder_id"`
+	// SharedDriveID is a shared drive: all of it, or only folder_id within it.
+	SharedDriveID string `koanf:"shared_drive_id"`
 	// MeetRecordings syncs each subject's "Meet Recordings" folder (where Google Meet saves).
-	MeetRecordings bool
-	// Include and Exclude are globs on the file name.
-	Include, Exclude connectors.Globs
+	MeetRecordings bool `koanf:"meet_recordings"`
+	// Include keeps only files whose name matches one of these globs (path.Match syntax);
+	// empty keeps all.
+	Include connectors.Globs `koanf:"include"`
+	// Exclude drops files whose name matches any of these globs.
+	Exclude connectors.Globs `koanf:"exclude"`
 	// AcknowledgeAbuse downloads files Google flagged as abusive (acknowledgeAbuse=true).
-	AcknowledgeAbuse bool
+	AcknowledgeAbuse bool `koanf:"acknowledge_abuse"`
 	// FullEvery is how often a full listing runs beside the changes feed, as a backstop for
-	// files the feed misses (default 1h).
-	FullEvery time.Duration
+	// files the feed misses (at least 1m).
+	FullEvery time.Duration `koanf:"full_every"`
 	// Endpoint is the Drive API base URL (default https://www.googleapis.com/drive/v3/).
-	Endpoint string
-	// MaxAttempts bounds tries of a throttled call (default 8); MinBackoff is the first wait
-	// (default 1 s), doubled up to 32 s, with full jitter.
+	Endpoint string `koanf:"endpoint"`
+	// CredentialsFile is a service-account key (JSON) or an OAuth "authorized_user" file with a
+	// refresh token (read into Credentials); empty uses Application Default Credentials.
+	CredentialsFile string `koanf:"credentials_file"`
+	// Credentials is the content of a credentials file, when not read from CredentialsFile;
+	// nil with no file uses Application Default Credentials.
+	Credentials []byte
+	// Subject is a user the service account impersonates (domain-wide delegation), synced
+	// before those of subjects.
+	Subject string `koanf:"subject"`
+	// Subjects are the users a service account impersonates (domain-wide delegation); each is
+	// synced on its own. Empty, with no subject: the credentials' own identity.
+	Subjects []string `koanf:"subjects"`
+	// MaxAttempts bounds tries of a throttled call (default 8).
 	MaxAttempts int
-	MinBackoff  time.Duration
+	// MinBackoff is the first wait of a throttled call (default 1 s), doubled up to 32 s, with
+	// full jitter.
+	MinBackoff time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
 
-func parseOptions(opts map[string]any) (Config, error) {
-	o := connectors.NewOptions(opts)
-	c := Config{
-		FolderID:         o.String("folder_id", ""),
-		SharedDriveID:    o.String("shared_drive_id", ""),
-		MeetRecordings:   o.Bool("meet_recordings", false),
-		Include:          o.Globs("include"),
-		Exclude:          o.Globs("exclude"),
-		AcknowledgeAbuse: o.Bool("acknowledge_abuse", false),
-		FullEvery:        o.Duration("full_every", time.Hour),
-		Endpoint:         o.String("endpoint", ""),
-	}
-	credFile := o.String("credentials_file", "")
-	if s := o.String("subject", ""); s != "" {
-		c.Subjects = []string{s}
-	}
-	c.Subjects = append(c.Subjects, o.Strings("subjects")...)
-	if err := o.Err("gdrive"); err != nil {
-		return c, err
-	}
-	if credFile != "" {
-		b, err := os.ReadFile(credFile)
-		if err != nil {
-			return c, fmt.Errorf("option credentials_file: %w", err)
-		}
-		c.Credentials = b
-	}
-	return c, c.validate()
-}
-
-func (c *Config) validate() error {
-	switch {
-	case c.FolderID == "" && c.SharedDriveID == "" && !c.MeetRecordings:
-		return errors.New("option folder_id: one of folder_id, shared_drive_id or meet_recordings is required")
-	case c.MeetRecordings && (c.FolderID != "" || c.SharedDriveID != ""):
-		return errors.New("option meet_recordings: cannot be combined with folder_id or shared_drive_id")
-	case c.FullEvery != 0 && c.FullEvery < time.Minute:
-		return fmt.Errorf("option full_every: %v is below 1m", c.FullEvery)
-	}
+// SetDefaults fills in the defaults of unset fields.
+func (c *Config) SetDefaults() {
 	if c.FullEvery == 0 {
 		c.FullEvery = time.Hour
-	}
-	for _, g := range []connectors.Globs{c.Include, c.Exclude} {
-		if err := g.Validate(); err != nil {
-			return fmt.Errorf("option include/exclude: %w", err)
-		}
 	}
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = 8
@@ -96,8 +72,50 @@ func (c *Config) validate() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if len(c.Subjects) == 0 {
-		c.Subjects = []string{""}
+}
+
+// Validate returns an *connectors.OptionError naming the first option at fault, or nil.
+func (c *Config) Validate() error {
+	switch {
+	case c.FolderID == "" && c.SharedDriveID == "" && !c.MeetRecordings:
+		return &connectors.OptionError{Key: "folder_id", Err: errors.New("one of folder_id, shared_drive_id or meet_recordings is required")}
+	case c.MeetRecordings && (c.FolderID != "" || c.SharedDriveID != ""):
+		return &connectors.OptionError{Key: "meet_recordings", Err: errors.New("cannot be combined with folder_id or shared_drive_id")}
+	case c.FullEvery != 0 && c.FullEvery < time.Minute:
+		return &connectors.OptionError{Key: "full_every", Err: fmt.Errorf("%v is below 1m", c.FullEvery)}
+	case c.MaxAttempts < 0:
+		return fmt.Errorf("max attempts %d is negative", c.MaxAttempts)
 	}
+	if err := c.Include.CheckOption("include"); err != nil {
+		return err
+	}
+	return c.Exclude.CheckOption("exclude")
+}
+
+// subjects lists who is synced: subject, then subjects; "" (the credentials' own identity)
+// when neither is set.
+func (c *Config) subjects() []string {
+	var out []string
+	if c.Subject != "" {
+		out = append(out, c.Subject)
+	}
+	out = append(out, c.Subjects...)
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
+}
+
+// readCredentials reads credentials_file into Credentials; the error is an
+// *connectors.OptionError naming it.
+func (c *Config) readCredentials() error {
+	if c.CredentialsFile == "" || c.Credentials != nil {
+		return nil
+	}
+	b, err := os.ReadFile(c.CredentialsFile)
+	if err != nil {
+		return &connectors.OptionError{Key: "credentials_file", Err: err}
+	}
+	c.Credentials = b
 	return nil
 }

@@ -21,16 +21,6 @@ import (
 	"github.com/transcript-bridge/bridge/internal/httpenv"
 )
 
-func init() {
-	connectors.Register("gdrive", func(name string, opts map[string]any) (connectors.Source, error) {
-		cfg, err := parseOptions(opts)
-		if err != nil {
-			return nil, err
-		}
-		return New(context.Background(), cfg)
-	})
-}
-
 // Source is a Google Drive source.
 type Source struct {
 	cfg   Config
@@ -39,12 +29,19 @@ type Source struct {
 
 var _ connectors.Source = (*Source)(nil)
 
-// New builds one Drive client per subject. It fails on unreadable credentials or a bad config;
-// nothing is called until List.
+// New builds one Drive client per subject. Unset fields take their defaults (SetDefaults). It
+// fails on a bad config (an *connectors.OptionError naming the option) or unreadable
+// credentials; nothing is called until List.
 func New(ctx context.Context, cfg Config) (*Source, error) {
-	if err := cfg.validate(); err != nil {
+	cfg.SetDefaults()
+	err := cfg.Validate()
+	if err == nil {
+		err = cfg.readCredentials()
+	}
+	if err != nil {
 		return nil, err
 	}
+	cfg.Subjects = cfg.subjects()
 	s := &Source{cfg: cfg, users: map[string]*drive.Service{}}
 	for _, subject := range cfg.Subjects {
 		hc, err := httpClient(ctx, cfg.Credentials, subject)

@@ -22,40 +22,6 @@ import (
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
-func init() {
-	connectors.Register("localdir", func(name string, options map[string]any) (connectors.Source, error) {
-		cfg, err := parseOptions(options)
-		if err != nil {
-			return nil, fmt.Errorf("source %s: %w", name, err)
-		}
-		return New(cfg)
-	})
-}
-
-// Config configures a folder source.
-type Config struct {
-	// Path is the folder to watch. It must exist.
-	Path string
-	// Recursive descends into subfolders (default true; done/ and failed/ are never scanned).
-	Recursive bool
-	// Include keeps only files whose path relative to Path matches one of these globs
-	// (path.Match syntax, matched against the relative path and the base name); empty keeps all.
-	Include connectors.Globs
-	// Exclude drops files matching any of these globs.
-	Exclude connectors.Globs
-	// StableFor is how long size and modification time must stay unchanged before a file is
-	// taken (default 5 s), so files still being copied are not uploaded half-written.
-	StableFor time.Duration
-	// MoveFinished moves a file to done/ or failed/ (keeping its relative path) once its job is
-	// final; skipped files go to failed/ too.
-	MoveFinished bool
-	// OwnerFrom "folder": the first folder under Path names the file's owner (an e-mail or an
-	// id), one folder per person; files at the top have none.
-	OwnerFrom string
-	// Now is the clock (default time.Now).
-	Now func() time.Time
-}
-
 // Source is a folder source.
 type Source struct {
 	cfg Config
@@ -82,10 +48,11 @@ const (
 	FailedDir = "failed"
 )
 
-// New checks the configuration and returns the source. A missing folder is an error.
+// New checks the configuration (Validate) and returns the source. A missing folder is an
+// error.
 func New(cfg Config) (*Source, error) {
-	if cfg.Path == "" {
-		return nil, errors.New("path: required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	st, err := os.Stat(cfg.Path)
 	if err != nil {
@@ -93,14 +60,6 @@ func New(cfg Config) (*Source, error) {
 	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("path %s: not a folder", cfg.Path)
-	}
-	for _, g := range []connectors.Globs{cfg.Include, cfg.Exclude} {
-		if err := g.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.OwnerFrom != "" && cfg.OwnerFrom != "folder" {
-		return nil, fmt.Errorf("owner_from: %q is not folder", cfg.OwnerFrom)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,30 +11,46 @@ import (
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
-// Config configures an S3 source.
+func init() {
+	connectors.Register("s3", func(_ string, cfg Config) (connectors.Source, error) {
+		return New(context.Background(), cfg)
+	})
+}
+
+// Config configures an S3 source. Its fields tagged koanf are the options of a source with
+// type: s3.
 type Config struct {
-	// Bucket is the bucket to watch (required).
-	Bucket string
+	// Bucket is the bucket to watch.
+	Bucket string `koanf:"bucket"`
 	// Prefix limits the listing to keys beginning with it ("calls/").
-	Prefix string
+	Prefix string `koanf:"prefix"`
 	// Region is the bucket's region (default: the AWS chain's, else us-east-1).
-	Region string
+	Region string `koanf:"region"`
 	// Endpoint is the API base URL of an S3-compatible server (MinIO, versitygw, R2); empty is AWS.
-	Endpoint string
+	Endpoint string `koanf:"endpoint"`
 	// PathStyle addresses buckets as endpoint/bucket/key (most S3-compatible servers need it).
-	PathStyle bool
-	// Include and Exclude are globs matched against the key below Prefix and its base name.
-	Include, Exclude connectors.Globs
-	// MinSize and MaxSize bound the object sizes taken (0: no bound).
-	MinSize, MaxSize int64
+	PathStyle bool `koanf:"path_style"`
+	// Include keeps only objects whose key below prefix, or its base name, matches one of these
+	// globs (path.Match syntax); empty keeps all.
+	Include connectors.Globs `koanf:"include"`
+	// Exclude drops objects matching any of these globs.
+	Exclude connectors.Globs `koanf:"exclude"`
+	// MinSize is the smallest object size taken, in bytes (0: no bound).
+	MinSize int64 `koanf:"min_size"`
+	// MaxSize is the largest object size taken, in bytes (0: no bound).
+	MaxSize int64 `koanf:"max_size"`
 	// OwnerFrom names where the owner comes from: "meta:<name>" (the x-amz-meta-<name> header)
 	// or "key:<regexp>" (the first group matched in the key); empty: no owner.
-	OwnerFrom string
+	OwnerFrom string `koanf:"owner_from"`
 	// DeleteAfter deletes an object once its transcript is done (never before, never on failure).
-	DeleteAfter bool
-	// AccessKeyID and SecretAccessKey are static credentials; empty uses the standard AWS
-	// chain (environment, shared files, SSO, instance roles).
-	AccessKeyID, SecretAccessKey string
+	DeleteAfter bool `koanf:"delete_after"`
+	// AccessKeyID is a static access key, with secret_access_key_file; empty uses the standard
+	// AWS chain (environment, shared files, SSO, instance roles).
+	AccessKeyID string `koanf:"access_key_id"`
+	// SecretAccessKeyFile holds the secret of access_key_id (read into SecretAccessKey).
+	SecretAccessKeyFile string `koanf:"secret_access_key_file"`
+	// SecretAccessKey is the secret of AccessKeyID, when not read from SecretAccessKeyFile.
+	SecretAccessKey string
 	// HeadConcurrency bounds the parallel HEAD requests that read new objects' metadata
 	// (default 8).
 	HeadConcurrency int
@@ -42,71 +59,71 @@ type Config struct {
 	ownerKey  *regexp.Regexp
 }
 
-// parseOptions reads a source's options; errors name the option.
-func parseOptions(opts map[string]any) (Config, error) {
-	o := connectors.NewOptions(opts)
-	o.Required("bucket")
-	c := Config{
-		Bucket:      o.String("bucket", ""),
-		Prefix:      o.String("prefix", ""),
-		Region:      o.String("region", ""),
-		Endpoint:    o.String("endpoint", ""),
-		PathStyle:   o.Bool("path_style", false),
-		Include:     o.Globs("include"),
-		Exclude:     o.Globs("exclude"),
-		MinSize:     o.Int("min_size", 0),
-		MaxSize:     o.Int("max_size", 0),
-		OwnerFrom:   o.String("owner_from", ""),
-		DeleteAfter: o.Bool("delete_after", false),
-		AccessKeyID: o.String("access_key_id", ""),
+// SetDefaults fills in the defaults of unset fields.
+func (c *Config) SetDefaults() {
+	if c.HeadConcurrency == 0 {
+		c.HeadConcurrency = 8
 	}
-	secretFile := o.String("secret_access_key_file", "")
-	if err := o.Err("s3"); err != nil {
-		return c, err
-	}
-	if secretFile != "" {
-		b, err := os.ReadFile(secretFile)
-		if err != nil {
-			return c, fmt.Errorf("option secret_access_key_file: %w", err)
-		}
-		c.SecretAccessKey = strings.TrimSpace(string(b))
-	}
-	return c, c.validate()
 }
 
-// validate checks the settings and compiles owner_from.
-func (c *Config) validate() error {
+// Validate returns an *connectors.OptionError naming the first option at fault, or nil.
+func (c *Config) Validate() error {
+	hasSecret := c.SecretAccessKey != "" || c.SecretAccessKeyFile != ""
 	switch {
 	case c.Bucket == "":
-		return errors.New("option bucket: required")
+		return connectors.Required("bucket", c.Bucket)
 	case c.MinSize < 0 || c.MaxSize < 0 || (c.MaxSize > 0 && c.MaxSize < c.MinSize):
-		return fmt.Errorf("option max_size: %d and min_size %d do not make a range", c.MaxSize, c.MinSize)
-	case (c.AccessKeyID == "") != (c.SecretAccessKey == ""):
-		return errors.New("option access_key_id: needs secret_access_key_file too (or neither, for the AWS chain)")
+		return &connectors.OptionError{Key: "max_size", Err: fmt.Errorf("%d and min_size %d do not make a range", c.MaxSize, c.MinSize)}
+	case (c.AccessKeyID != "") != hasSecret:
+		return &connectors.OptionError{Key: "access_key_id", Err: errors.New("needs secret_access_key_file too (or neither, for the AWS chain)")}
+	case c.HeadConcurrency < 0:
+		return fmt.Errorf("head concurrency %d is negative", c.HeadConcurrency)
 	}
-	for _, g := range []connectors.Globs{c.Include, c.Exclude} {
-		if err := g.Validate(); err != nil {
-			return fmt.Errorf("option include/exclude: %w", err)
-		}
+	if err := c.Include.CheckOption("include"); err != nil {
+		return err
+	}
+	if err := c.Exclude.CheckOption("exclude"); err != nil {
+		return err
+	}
+	_, _, err := c.owner()
+	return err
+}
+
+// owner compiles owner_from: the metadata name, or the key's regexp; the error is an
+// *connectors.OptionError naming owner_from.
+func (c *Config) owner() (meta string, key *regexp.Regexp, err error) {
+	fail := func(err error) (string, *regexp.Regexp, error) {
+		return "", nil, &connectors.OptionError{Key: "owner_from", Err: err}
 	}
 	switch kind, arg, _ := strings.Cut(c.OwnerFrom, ":"); {
 	case c.OwnerFrom == "":
 	case kind == "meta" && arg != "":
-		c.ownerMeta = strings.ToLower(arg)
+		meta = strings.ToLower(arg)
 	case kind == "key" && arg != "":
 		re, err := regexp.Compile(arg)
 		if err != nil {
-			return fmt.Errorf("option owner_from: %w", err)
+			return fail(err)
 		}
 		if re.NumSubexp() < 1 {
-			return fmt.Errorf("option owner_from: %q has no (group) naming the owner", arg)
+			return fail(fmt.Errorf("%q has no (group) naming the owner", arg))
 		}
-		c.ownerKey = re
+		key = re
 	default:
-		return fmt.Errorf("option owner_from: %q is not meta:<name> or key:<regexp>", c.OwnerFrom)
+		return fail(fmt.Errorf("%q is not meta:<name> or key:<regexp>", c.OwnerFrom))
 	}
-	if c.HeadConcurrency == 0 {
-		c.HeadConcurrency = 8
+	return meta, key, nil
+}
+
+// readSecret reads secret_access_key_file into SecretAccessKey; the error is an
+// *connectors.OptionError naming it.
+func (c *Config) readSecret() error {
+	if c.SecretAccessKeyFile == "" || c.SecretAccessKey != "" {
+		return nil
 	}
+	b, err := os.ReadFile(c.SecretAccessKeyFile)
+	if err != nil {
+		return &connectors.OptionError{Key: "secret_access_key_file", Err: err}
+	}
+	c.SecretAccessKey = strings.TrimSpace(string(b))
 	return nil
 }

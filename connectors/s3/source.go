@@ -24,16 +24,6 @@ import (
 	"github.com/transcript-bridge/bridge/internal/s3client"
 )
 
-func init() {
-	connectors.Register("s3", func(name string, opts map[string]any) (connectors.Source, error) {
-		cfg, err := parseOptions(opts)
-		if err != nil {
-			return nil, err
-		}
-		return New(context.Background(), cfg)
-	})
-}
-
 // Source is an S3 source.
 type Source struct {
 	cfg    Config
@@ -45,12 +35,21 @@ var (
 	_ connectors.Finisher = (*Source)(nil)
 )
 
-// New builds the client: credentials from cfg or the standard AWS chain, checksums only when
-// required (S3-compatible servers refuse the SDK's default CRCs). It fails on a bad config.
+// New builds the client: credentials from cfg (SecretAccessKey, else read from
+// SecretAccessKeyFile) or the standard AWS chain, checksums only when required (S3-compatible
+// servers refuse the SDK's default CRCs). Unset fields take their defaults (SetDefaults). It
+// fails on a bad config (an *connectors.OptionError naming the option) or an unreadable secret
+// file.
 func New(ctx context.Context, cfg Config) (*Source, error) {
-	if err := cfg.validate(); err != nil {
+	cfg.SetDefaults()
+	err := cfg.Validate()
+	if err == nil {
+		err = cfg.readSecret()
+	}
+	if err != nil {
 		return nil, err
 	}
+	cfg.ownerMeta, cfg.ownerKey, _ = cfg.owner()
 	client, err := s3client.New(ctx, s3client.Options{Region: cfg.Region, Endpoint: cfg.Endpoint, PathStyle: cfg.PathStyle,
 		AccessKeyID: cfg.AccessKeyID, SecretAccessKey: cfg.SecretAccessKey})
 	if err != nil {

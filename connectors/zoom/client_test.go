@@ -17,7 +17,8 @@ func TestCategoryLimits(t *testing.T) {
 		{"business", 1, [3]rate.Limit{80, 60, 40}},
 	} {
 		c := Config{AccountID: "a", ClientID: "c", ClientSecret: "s", RatePlan: tc.plan, RateShare: tc.share}
-		if err := c.validate(); err != nil {
+		c.SetDefaults()
+		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
 		cl := newClient(c)

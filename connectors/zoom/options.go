@@ -1,7 +1,6 @@
 package zoom
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,28 +9,46 @@ import (
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
-// Config configures a Zoom source (Server-to-Server OAuth app).
+func init() {
+	connectors.Register("zoom", func(_ string, cfg Config) (connectors.Source, error) {
+		return New(cfg)
+	})
+}
+
+// Config configures a Zoom source (Server-to-Server OAuth app). Its fields tagged koanf are
+// the options of a source with type: zoom.
 type Config struct {
-	// AccountID, ClientID and ClientSecret are the app's credentials.
-	AccountID, ClientID, ClientSecret string
-	// WebhookSecret is the app's secret token, for x-zm-signature; empty disables the webhook.
-	WebhookSecret string
+	// AccountID is the app's account ID.
+	AccountID string `koanf:"account_id"`
+	// ClientID is the app's client ID.
+	ClientID string `koanf:"client_id"`
+	// ClientSecretFile holds the app's client secret (read into ClientSecret).
+	ClientSecretFile string `koanf:"client_secret_file"`
+	// WebhookSecretFile holds the app's secret token, for x-zm-signature (read into
+	// WebhookSecret); empty disables the webhook.
+	WebhookSecretFile string `koanf:"webhook_secret_file"`
 	// Users is "all" (every user, inactive ones included) or a list of e-mails or user ids.
-	Users []string
-	// FileTypes is the order of preference among a meeting's files: the first type present
-	// and completed is uploaded (default M4A, then MP4).
-	FileTypes []string
-	// AfterUpload is keep (default), trash or delete, applied once the transcript is done.
-	AfterUpload string
-	// SweepDays is how far back each sweep looks (default 3: webhooks are the fast path).
-	SweepDays int
-	// APIURL and OAuthURL default to https://api.zoom.us/v2 and https://zoom.us/oauth/token.
-	APIURL, OAuthURL string
+	Users []string `koanf:"users"`
+	// FileTypes is the order of preference among a meeting's files (M4A, MP4): the first type
+	// present and completed is uploaded.
+	FileTypes []string `koanf:"file_types"`
+	// AfterUpload is keep, trash or delete, applied once the transcript is done.
+	AfterUpload string `koanf:"after_upload"`
+	// SweepDays is how far back each sweep looks, in days (webhooks are the fast path).
+	SweepDays int `koanf:"sweep_days"`
 	// RatePlan is the account's plan for Zoom's per-category rate limits: pro (Light 30/s,
-	// Medium 20/s, Heavy 10/s; the default) or business (80, 60, 40).
-	RatePlan string
-	// RateShare is the part of those limits this bridge may use (default 0.5: every app of the
-	// account shares them).
+	// Medium 20/s, Heavy 10/s) or business (80, 60, 40).
+	RatePlan string `koanf:"rate_plan"`
+	// APIURL is the base URL of Zoom's API.
+	APIURL string `koanf:"api_url"`
+	// OAuthURL is Zoom's token endpoint.
+	OAuthURL string `koanf:"oauth_url"`
+	// ClientSecret is the app's client secret, when not read from ClientSecretFile.
+	ClientSecret string
+	// WebhookSecret is the app's secret token, when not read from WebhookSecretFile.
+	WebhookSecret string
+	// RateShare is the part of the plan's limits this bridge may use (default 0.5: every app
+	// of the account shares them).
 	RateShare float64
 	// RequestsPerSecond, when set, is every category's limit instead (an account with
 	// negotiated limits, or a local test server).
@@ -42,97 +59,23 @@ type Config struct {
 	Now func() time.Time
 }
 
-func parseOptions(opts map[string]any) (Config, error) {
-	o := connectors.NewOptions(opts)
-	for _, k := range []string{"account_id", "client_id", "client_secret_file"} {
-		o.Required(k)
-	}
-	c := Config{
-		AccountID:   o.String("account_id", ""),
-		ClientID:    o.String("client_id", ""),
-		Users:       o.Strings("users"),
-		FileTypes:   o.Strings("file_types"),
-		AfterUpload: o.String("after_upload", "keep"),
-		SweepDays:   int(o.Int("sweep_days", 3)),
-		RatePlan:    o.String("rate_plan", "pro"),
-		APIURL:      o.String("api_url", ""),
-		OAuthURL:    o.String("oauth_url", ""),
-	}
-	secretFile, hookFile := o.String("client_secret_file", ""), o.String("webhook_secret_file", "")
-	if err := o.Err("zoom"); err != nil {
-		return c, err
-	}
-	var err error
-	if c.ClientSecret, err = readSecret("client_secret_file", secretFile); err != nil {
-		return c, err
-	}
-	if hookFile != "" {
-		if c.WebhookSecret, err = readSecret("webhook_secret_file", hookFile); err != nil {
-			return c, err
-		}
-	}
-	return c, c.validate()
-}
-
-func readSecret(option, path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("option %s: %w", option, err)
-	}
-	s := strings.TrimSpace(string(b))
-	if s == "" {
-		return "", fmt.Errorf("option %s: %s is empty", option, path)
-	}
-	return s, nil
-}
-
-var knownTypes = map[string]bool{"M4A": true, "MP4": true}
-
-func (c *Config) validate() error {
-	if c.AfterUpload == "" {
-		c.AfterUpload = "keep"
-	}
-	if c.SweepDays == 0 {
-		c.SweepDays = 3
-	}
-	switch {
-	case c.AccountID == "" || c.ClientID == "" || c.ClientSecret == "":
-		return errors.New("option account_id: account_id, client_id and client_secret_file are all required")
-	case c.AfterUpload != "keep" && c.AfterUpload != "trash" && c.AfterUpload != "delete":
-		return fmt.Errorf("option after_upload: %q is not keep, trash or delete", c.AfterUpload)
-	case c.SweepDays < 1:
-		return fmt.Errorf("option sweep_days: %d is below 1", c.SweepDays)
-	}
+// SetDefaults fills in the defaults of unset fields.
+func (c *Config) SetDefaults() {
 	if len(c.Users) == 0 {
 		c.Users = []string{"all"}
 	}
 	if len(c.FileTypes) == 0 {
 		c.FileTypes = []string{"M4A", "MP4"}
 	}
-	for i, t := range c.FileTypes {
-		c.FileTypes[i] = strings.ToUpper(t)
-		if !knownTypes[c.FileTypes[i]] {
-			return fmt.Errorf("option file_types: %q is not M4A or MP4 (transcripts and chats are never uploaded)", t)
-		}
-	}
-	if c.APIURL == "" {
-		c.APIURL = "https://api.zoom.us/v2"
-	}
-	c.APIURL = strings.TrimSuffix(c.APIURL, "/")
-	if c.OAuthURL == "" {
-		c.OAuthURL = "https://zoom.us/oauth/token"
-	}
-	if c.RatePlan == "" {
-		c.RatePlan = "pro"
-	}
-	if _, ok := perSecond[c.RatePlan]; !ok {
-		return fmt.Errorf("option rate_plan: %q is not pro or business", c.RatePlan)
+	set(&c.AfterUpload, "keep")
+	set(&c.RatePlan, "pro")
+	set(&c.APIURL, "https://api.zoom.us/v2")
+	set(&c.OAuthURL, "https://zoom.us/oauth/token")
+	if c.SweepDays == 0 {
+		c.SweepDays = 3
 	}
 	if c.RateShare == 0 {
 		c.RateShare = 0.5
-	}
-	if c.RateShare < 0 || c.RateShare > 1 {
-		return fmt.Errorf("option rate_share: %v is not between 0 and 1", c.RateShare)
 	}
 	if c.MinBackoff == 0 {
 		c.MinBackoff = time.Second
@@ -140,5 +83,83 @@ func (c *Config) validate() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+}
+
+func set(s *string, def string) {
+	if *s == "" {
+		*s = def
+	}
+}
+
+var knownTypes = map[string]bool{"M4A": true, "MP4": true}
+
+// Validate returns an *connectors.OptionError naming the first option at fault, or nil.
+func (c *Config) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return &connectors.OptionError{Key: key, Err: fmt.Errorf(format, args...)}
+	}
+	if err := connectors.Required("account_id", c.AccountID); err != nil {
+		return err
+	}
+	if err := connectors.Required("client_id", c.ClientID); err != nil {
+		return err
+	}
+	if err := connectors.Required("client_secret_file", c.ClientSecret+c.ClientSecretFile); err != nil {
+		return err
+	}
+	switch {
+	case c.AfterUpload != "" && c.AfterUpload != "keep" && c.AfterUpload != "trash" && c.AfterUpload != "delete":
+		return bad("after_upload", "%q is not keep, trash or delete", c.AfterUpload)
+	case c.SweepDays < 0:
+		return bad("sweep_days", "%d is below 1", c.SweepDays)
+	case c.RateShare < 0 || c.RateShare > 1:
+		return bad("rate_share", "%v is not between 0 and 1", c.RateShare)
+	}
+	if _, ok := perSecond[c.RatePlan]; !ok && c.RatePlan != "" {
+		return bad("rate_plan", "%q is not pro or business", c.RatePlan)
+	}
+	for _, t := range c.FileTypes {
+		if !knownTypes[strings.ToUpper(t)] {
+			return bad("file_types", "%q is not M4A or MP4 (transcripts and chats are never uploaded)", t)
+		}
+	}
 	return nil
+}
+
+// normalize writes file types in capitals and the API URL without a trailing slash.
+func (c *Config) normalize() {
+	types := make([]string, len(c.FileTypes))
+	for i, t := range c.FileTypes {
+		types[i] = strings.ToUpper(t)
+	}
+	c.FileTypes = types
+	c.APIURL = strings.TrimSuffix(c.APIURL, "/")
+}
+
+// readSecrets reads client_secret_file and webhook_secret_file into ClientSecret and
+// WebhookSecret, unless those are set; the error is an *connectors.OptionError naming the
+// option.
+func (c *Config) readSecrets() error {
+	var err error
+	if c.ClientSecret == "" && c.ClientSecretFile != "" {
+		if c.ClientSecret, err = readSecret("client_secret_file", c.ClientSecretFile); err != nil {
+			return err
+		}
+	}
+	if c.WebhookSecret == "" && c.WebhookSecretFile != "" {
+		c.WebhookSecret, err = readSecret("webhook_secret_file", c.WebhookSecretFile)
+	}
+	return err
+}
+
+func readSecret(option, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", &connectors.OptionError{Key: option, Err: err}
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", &connectors.OptionError{Key: option, Err: fmt.Errorf("%s is empty", path)}
+	}
+	return s, nil
 }

@@ -16,16 +16,6 @@ import (
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
-func init() {
-	connectors.Register("zoom", func(name string, opts map[string]any) (connectors.Source, error) {
-		cfg, err := parseOptions(opts)
-		if err != nil {
-			return nil, err
-		}
-		return New(cfg)
-	})
-}
-
 // Source is a Zoom source.
 type Source struct {
 	cfg Config
@@ -50,11 +40,19 @@ var (
 	_ connectors.Pusher     = (*Source)(nil)
 )
 
-// New builds a source; nothing is called until List, Open or a webhook. It fails on a bad config.
+// New builds a source; nothing is called until List, Open or a webhook. Unset fields take
+// their defaults (SetDefaults). It fails on a bad config (an *connectors.OptionError naming the
+// option) or an unreadable or empty secret file.
 func New(cfg Config) (*Source, error) {
-	if err := cfg.validate(); err != nil {
+	cfg.SetDefaults()
+	err := cfg.Validate()
+	if err == nil {
+		err = cfg.readSecrets()
+	}
+	if err != nil {
 		return nil, err
 	}
+	cfg.normalize()
 	return &Source{cfg: cfg, api: newClient(cfg), dlTokens: map[string]dlToken{}}, nil
 }
 
