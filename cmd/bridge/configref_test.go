@@ -3,21 +3,21 @@ package main
 // The configuration reference, docs/configuration.md, is generated from the configuration
 // structs' doc comments (read with go/ast, walked alongside the types by reflection), their
 // defaults (setDefaults, and the checks that fill in an export's or a webhook's) and the
-// connectors' options (the getters their parseOptions calls). TestConfigReference fails when the
+// connectors' options (the fields of each registered source type's Config tagged koanf, with
+// the defaults of its SetDefaults). TestConfigReference fails when the
 // committed file is stale or a field has no doc comment; `go generate ./cmd/bridge` rewrites it.
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"go/ast"
-	"go/format"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +25,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/export"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 var updateConfigRef = flag.Bool("configref.update", false, "rewrite docs/configuration.md (go generate ./cmd/bridge)")
@@ -392,313 +393,92 @@ func (g *refGen) fieldDoc(st *ast.StructType, name, goPath string) (*ast.Field, 
 	return nil, ""
 }
 
-// optionGetters are the connectors.Options methods that read an option, and what it takes.
-var optionGetters = map[string]string{
-	"String": "string", "Bool": "bool", "Int": "integer", "Duration": "duration",
-	"Strings": "list of strings", "Globs": "list of globs",
-}
-
-// connectorOptions reads each connector's options off its parseOptions: every o.String("key",
-// default) (and the other getters) is a key; o.Required("key") makes it required; its doc is
-// that of the Config field the value ends up in (through local variables, as in credFile :=
-// o.String("credentials_file", ""); b, _ := os.ReadFile(credFile); c.Credentials = b).
+// connectorOptions documents the options of each registered source type: the fields of its
+// Config tagged koanf, with their doc comments, the defaults its SetDefaults sets
+// (connectors.Defaults), and "required" for those its Validate reports missing.
 func (g *refGen) connectorOptions() ([]refSection, error) {
-	entries, err := os.ReadDir(filepath.Join(g.root, "connectors"))
-	if err != nil {
-		return nil, err
-	}
 	var out []refSection
-	for _, e := range entries {
-		dir := filepath.Join("connectors", e.Name())
-		if !e.IsDir() {
-			continue
-		}
-		files, err := g.files(dir)
+	for _, typ := range connectors.Types() {
+		def, _ := connectors.Defaults(typ)
+		rows, err := g.options(def)
 		if err != nil {
-			return nil, err
-		}
-		var parse *ast.FuncDecl
-		var typ string
-		for _, f := range files {
-			for _, d := range f.Decls {
-				if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == "parseOptions" && fd.Recv == nil {
-					parse = fd
-				}
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				if call, ok := n.(*ast.CallExpr); ok && isCall(call, "connectors", "Register") && len(call.Args) > 0 {
-					typ = stringLit(call.Args[0])
-				}
-				return true
-			})
-		}
-		if parse == nil || typ == "" {
-			continue
-		}
-		cfg, err := g.typeDecl(dir, "Config")
-		if err != nil {
-			return nil, err
-		}
-		rows, err := g.options(parse, cfg.Type.(*ast.StructType), "connectors/"+e.Name())
-		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("configref: source type %s: %w", typ, err)
 		}
 		out = append(out, refSection{title: "sources[] with type: " + typ,
 			intro: fmt.Sprintf("Options of a source with `type: %s`, beside the common keys above.", typ), rows: rows})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("configref: no connector options found under connectors/")
+		return nil, errors.New("configref: no source type registered (cmd/bridge imports the connectors)")
 	}
 	return out, nil
 }
 
-// options lists the keys parseOptions reads, in the order it reads them.
-func (g *refGen) options(fn *ast.FuncDecl, cfg *ast.StructType, where string) ([]refRow, error) {
-	parents := map[ast.Node]ast.Node{}
-	var stack []ast.Node
-	var opts string // the *connectors.Options variable
-	var calls []*ast.CallExpr
-	required := map[string]bool{}
-	ast.Inspect(fn.Body, func(n ast.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return false
-		}
-		if len(stack) > 0 {
-			parents[n] = stack[len(stack)-1]
-		}
-		stack = append(stack, n)
-		if as, ok := n.(*ast.AssignStmt); ok && len(as.Rhs) == 1 {
-			if call, ok := as.Rhs[0].(*ast.CallExpr); ok && isCall(call, "connectors", "NewOptions") {
-				opts = as.Lhs[0].(*ast.Ident).Name
-			}
-		}
-		if call, ok := n.(*ast.CallExpr); ok && opts != "" && isCall(call, opts, "") {
-			method := call.Fun.(*ast.SelectorExpr).Sel.Name
-			if _, ok := optionGetters[method]; ok && len(call.Args) > 0 {
-				calls = append(calls, call)
-			}
-			if method == "Required" && len(call.Args) == 1 {
-				if k := stringLit(call.Args[0]); k != "" {
-					required[k] = true
-				} else if id, ok := call.Args[0].(*ast.Ident); ok { // for _, k := range []string{...} { o.Required(k) }
-					for p := parents[call]; p != nil; p = parents[p] {
-						if rs, ok := p.(*ast.RangeStmt); ok && isIdent(rs.Value, id.Name) {
-							if lit, ok := rs.X.(*ast.CompositeLit); ok {
-								for _, el := range lit.Elts {
-									required[stringLit(el)] = true
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-		return true
-	})
-	if opts == "" || len(calls) == 0 {
-		return nil, fmt.Errorf("configref: %s: parseOptions reads no option through connectors.NewOptions", where)
+// globsType is the type of an option that takes globs.
+var globsType = reflect.TypeFor[connectors.Globs]()
+
+// options lists the options of a connector's Config (def, a Config struct with its defaults
+// set) in the order of its fields; every exported field needs a doc comment, option or not.
+func (g *refGen) options(def any) ([]refRow, error) {
+	v := reflect.ValueOf(def)
+	t := v.Type()
+	st, err := g.structOf(t)
+	if err != nil {
+		return nil, err
 	}
+	goPath := filepath.ToSlash(g.dirOf(t)) + "." + t.Name()
+	required := requiredOptions(def)
 	var rows []refRow
-	seen := map[string]bool{}
-	for _, call := range calls {
-		key := stringLit(call.Args[0])
-		if key == "" || seen[key] {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
 			continue
 		}
-		seen[key] = true
-		method := call.Fun.(*ast.SelectorExpr).Sel.Name
-		row := refRow{key: "sources[]." + key, typ: optionGetters[method]}
-		if len(call.Args) > 1 {
-			row.def = g.literal(call.Args[1])
+		af, doc := g.fieldDoc(st, f.Name, goPath)
+		key, _, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+		if key == "" || key == "-" {
+			continue // set in Go only (a clock, a secret read from its file)
+		}
+		row := refRow{key: "sources[]." + key, typ: typeName(f.Type), def: formatDefault(v.Field(i)), doc: keyFirst(doc, af, f.Name, key)}
+		if f.Type == globsType {
+			row.typ = "list of globs"
 		}
 		if required[key] {
 			row.def = "required"
 		}
-		field := destination(call, parents, fn.Body)
-		af, doc := (*ast.Field)(nil), ""
-		if field != "" {
-			af, doc = g.fieldDoc(cfg, field, where+" Config")
-		} else {
-			g.missing = append(g.missing, fmt.Sprintf("%s option %s (its value reaches no Config field)", where, key))
-		}
-		if field != "" && !strings.EqualFold(strings.ReplaceAll(key, "_", ""), field) && strings.HasSuffix(key, "_file") {
-			doc = "File read into " + field + ". " + doc
-		}
-		row.doc = keyFirst(doc, af, field, key)
 		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s has no field tagged koanf", goPath)
 	}
 	return rows, nil
 }
 
-// destination is the Config field the value read by call ends up in: the key of the
-// composite literal it is written in (Path: o.String("path", "")), the field it is assigned
-// to, or, through local variables, the first field assigned from them.
-func destination(call *ast.CallExpr, parents map[ast.Node]ast.Node, body *ast.BlockStmt) string {
-	for p := parents[call]; p != nil; p = parents[p] {
-		switch p := p.(type) {
-		case *ast.KeyValueExpr:
-			if id, ok := p.Key.(*ast.Ident); ok {
-				return id.Name
-			}
-		case *ast.AssignStmt:
-			lhs := p.Lhs
-			if len(p.Lhs) == len(p.Rhs) { // a, b := o.String("a", ""), o.String("b", ""): only the one call's
-				for i, r := range p.Rhs {
-					if call.Pos() >= r.Pos() && call.End() <= r.End() {
-						lhs = p.Lhs[i : i+1]
-					}
-				}
-			}
-			if f := assignedField(lhs); f != "" {
-				return f
-			}
-			vars := map[string]bool{}
-			for _, l := range lhs {
-				if id, ok := l.(*ast.Ident); ok && id.Name != "_" && id.Name != "err" {
-					vars[id.Name] = true
-				}
-			}
-			return followVars(vars, p, body)
-		case ast.Stmt:
-			return ""
-		}
+// requiredOptions are the text options the Validate of def (a connector's Config with its
+// defaults) reports missing (connectors.ErrRequired): asked again after each is filled in with
+// a placeholder, until it reports something else.
+func requiredOptions(def any) map[string]bool {
+	p := reflect.New(reflect.TypeOf(def))
+	p.Elem().Set(reflect.ValueOf(def))
+	out := map[string]bool{}
+	v, ok := p.Interface().(interface{ Validate() error })
+	if !ok {
+		return out
 	}
-	return ""
-}
-
-// assignedField is the first c.Field among the left sides of an assignment.
-func assignedField(lhs []ast.Expr) string {
-	for _, l := range lhs {
-		if sel, ok := l.(*ast.SelectorExpr); ok {
-			return sel.Sel.Name
+	fields := connectors.OptionFields(p.Elem().Type())
+	for range fields {
+		var oe *connectors.OptionError
+		err := v.Validate()
+		if !errors.As(err, &oe) || !errors.Is(err, connectors.ErrRequired) || out[oe.Key] {
+			break
 		}
+		i, ok := fields[oe.Key]
+		if !ok || p.Elem().Field(i).Kind() != reflect.String {
+			break
+		}
+		out[oe.Key] = true
+		p.Elem().Field(i).SetString("placeholder")
 	}
-	return ""
-}
-
-// followVars follows local variables set by from through later assignments to the first
-// Config field assigned from them.
-func followVars(vars map[string]bool, from *ast.AssignStmt, body *ast.BlockStmt) string {
-	after, field := false, ""
-	ast.Inspect(body, func(n ast.Node) bool {
-		if field != "" {
-			return false
-		}
-		as, ok := n.(*ast.AssignStmt)
-		if !ok {
-			return true
-		}
-		if as == from {
-			after = true
-			return true
-		}
-		if !after || !mentions(as.Rhs, vars) {
-			return true
-		}
-		if field = assignedField(as.Lhs); field == "" {
-			for _, l := range as.Lhs {
-				if id, ok := l.(*ast.Ident); ok && id.Name != "_" && id.Name != "err" {
-					vars[id.Name] = true
-				}
-			}
-		}
-		return true
-	})
-	return field
-}
-
-// mentions reports whether any of exprs uses one of vars.
-func mentions(exprs []ast.Expr, vars map[string]bool) bool {
-	found := false
-	for _, e := range exprs {
-		ast.Inspect(e, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok && vars[id.Name] {
-				found = true
-			}
-			return !found
-		})
-	}
-	return found
-}
-
-// literal shows a default given in the source: "pro", true, 3, 5*time.Second; zero values
-// show as nothing.
-func (g *refGen) literal(e ast.Expr) string {
-	if d, ok := durationLit(e); ok {
-		if d == 0 {
-			return ""
-		}
-		return formatDuration(d)
-	}
-	switch e := e.(type) {
-	case *ast.BasicLit:
-		if e.Kind == token.STRING {
-			return stringLit(e)
-		}
-		if e.Value == "0" {
-			return ""
-		}
-		return e.Value
-	case *ast.Ident:
-		if e.Name == "false" {
-			return ""
-		}
-		return e.Name
-	}
-	var b bytes.Buffer
-	if err := format.Node(&b, g.fset, e); err != nil {
-		return fmt.Sprint(e)
-	}
-	return b.String()
-}
-
-// durationUnits are the time constants a default may be written with.
-var durationUnits = map[string]time.Duration{
-	"Nanosecond": time.Nanosecond, "Microsecond": time.Microsecond, "Millisecond": time.Millisecond,
-	"Second": time.Second, "Minute": time.Minute, "Hour": time.Hour,
-}
-
-// durationLit evaluates time.Hour or 5*time.Second.
-func durationLit(e ast.Expr) (time.Duration, bool) {
-	switch e := e.(type) {
-	case *ast.SelectorExpr:
-		if isIdent(e.X, "time") {
-			d, ok := durationUnits[e.Sel.Name]
-			return d, ok
-		}
-	case *ast.BinaryExpr:
-		if e.Op != token.MUL {
-			return 0, false
-		}
-		n, okN := e.X.(*ast.BasicLit)
-		unit, okU := durationLit(e.Y)
-		if okN && okU && n.Kind == token.INT {
-			i, err := strconv.ParseInt(n.Value, 0, 64)
-			return time.Duration(i) * unit, err == nil
-		}
-	}
-	return 0, false
-}
-
-// isCall reports whether call is recv.method(...) (any method when method is "").
-func isCall(call *ast.CallExpr, recv, method string) bool {
-	sel, ok := call.Fun.(*ast.SelectorExpr)
-	return ok && isIdent(sel.X, recv) && (method == "" || sel.Sel.Name == method)
-}
-
-func isIdent(e ast.Expr, name string) bool {
-	id, ok := e.(*ast.Ident)
-	return ok && id.Name == name
-}
-
-// stringLit is the value of a string literal, or "".
-func stringLit(e ast.Expr) string {
-	if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-		s, _ := strconv.Unquote(lit.Value)
-		return s
-	}
-	return ""
+	return out
 }
 
 // renderReference writes the Markdown.
@@ -796,87 +576,76 @@ func TestConfigReferenceHelpers(t *testing.T) {
 	}
 }
 
-// TestConfigReferenceOptions: the keys a parseOptions reads, their defaults, whether they are
-// required, and the Config field (so the doc) each ends up in, whichever way it is written.
-func TestConfigReferenceOptions(t *testing.T) {
-	src := `package x
-
-// Config configures x.
-type Config struct {
+// refProbe is a connector's Config for TestConfigReferenceOptions.
+type refProbe struct {
 	// Path is the folder.
-	Path string
+	Path string `koanf:"path"`
 	// Days is how far back.
-	Days int
-	// Secret is the token.
+	Days int `koanf:"days"`
+	// SecretFile holds the token (read into Secret).
+	SecretFile string `koanf:"secret_file"`
+	// Include keeps matching files.
+	Include      connectors.Globs `koanf:"include"`
+	Undocumented bool             `koanf:"undocumented"`
+	// Secret is the token, when not read from a file.
 	Secret string
-	// Hook is the other token.
-	Hook string
-	// Users are the users.
-	Users []string
-	Undocumented bool
+	Now    func() time.Time
+	hidden bool
 }
 
-func parseOptions(opts map[string]any) (Config, error) {
-	o := connectors.NewOptions(opts)
-	for _, k := range []string{"path", "secret_file"} {
-		o.Required(k)
+func (c *refProbe) SetDefaults() {
+	c.Undocumented = true
+	if c.Days == 0 {
+		c.Days = 3
 	}
-	c := Config{
-		Path: o.String("path", ""),
-		Days: int(o.Int("days", 3)),
-		Undocumented: o.Bool("undocumented", true),
-	}
-	secretFile, hookFile := o.String("secret_file", ""), o.String("hook_file", "")
-	if s := o.String("user", ""); s != "" {
-		c.Users = []string{s}
-	}
-	b, err := os.ReadFile(secretFile)
-	c.Secret = string(b)
-	c.Hook, err = readSecret(hookFile)
-	wait := o.Duration("wait", 90*time.Second)
-	_ = wait
-	return c, err
 }
-`
+
+func (c *refProbe) Validate() error {
+	if err := connectors.Required("path", c.Path); err != nil {
+		return err
+	}
+	if c.hidden {
+		return errors.New("hidden")
+	}
+	return connectors.Required("secret_file", c.Secret+c.SecretFile)
+}
+
+// TestConfigReferenceOptions: a connector's options are its Config's fields tagged koanf, in
+// order, with their types, the defaults of SetDefaults, "required" for those Validate reports
+// missing, and their doc comments; a field without one, option or not, is reported.
+func TestConfigReferenceOptions(t *testing.T) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "options.go", src, parser.ParseComments)
+	self, err := parser.ParseFile(fset, "configref_test.go", nil, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &refGen{fset: fset}
-	var fn *ast.FuncDecl
-	var cfg *ast.StructType
-	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			fn = d
-		case *ast.GenDecl:
-			cfg = d.Specs[0].(*ast.TypeSpec).Type.(*ast.StructType)
-		}
-	}
-	rows, err := g.options(fn, cfg, "connectors/x")
+	g := &refGen{module: "github.com/transcript-bridge/bridge", fset: fset, pkgs: map[string][]*ast.File{filepath.Join("cmd", "bridge"): {self}}}
+	var def refProbe
+	def.SetDefaults()
+	rows, err := g.options(def)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []refRow{
 		{"sources[].path", "string", "required", "`path` is the folder."},
 		{"sources[].days", "integer", "3", "`days` is how far back."},
+		{"sources[].secret_file", "string", "required", "`secret_file` holds the token (read into Secret)."},
+		{"sources[].include", "list of globs", "", "`include` keeps matching files."},
 		{"sources[].undocumented", "bool", "true", ""},
-		{"sources[].secret_file", "string", "required", "File read into Secret. Secret is the token."},
-		{"sources[].hook_file", "string", "", "File read into Hook. Hook is the other token."},
-		{"sources[].user", "string", "", "Users are the users."},
-		{"sources[].wait", "duration", "1m30s", ""},
 	}
 	if len(rows) != len(want) {
-		t.Fatalf("options() = %d rows %+v, want %d", len(rows), rows, len(want))
+		t.Fatalf("options(refProbe) = %d rows %+v, want %d", len(rows), rows, len(want))
 	}
 	for i := range want {
 		if rows[i] != want[i] {
-			t.Errorf("options() row %d = %+v, want %+v", i, rows[i], want[i])
+			t.Errorf("options(refProbe) row %d = %+v, want %+v", i, rows[i], want[i])
 		}
 	}
-	wantMissing := []string{"connectors/x Config.Undocumented", "connectors/x option wait (its value reaches no Config field)"}
+	wantMissing := []string{"cmd/bridge.refProbe.Undocumented", "cmd/bridge.refProbe.Now"}
 	if strings.Join(g.missing, "; ") != strings.Join(wantMissing, "; ") {
 		t.Errorf("missing = %q, want %q", g.missing, wantMissing)
+	}
+	if got := requiredOptions(refProbe{hidden: true}); len(got) != 1 || !got["path"] {
+		t.Errorf("requiredOptions(refProbe{hidden}) = %v, want only path (Validate stops saying required)", got)
 	}
 }

@@ -19,7 +19,8 @@ func init() {
 // Config configures a Google Drive source. Its fields tagged koanf are the options of a source
 // with type: gdrive.
 type Config struct {
-	// FolderID is a folder synced recursively.
+	// FolderID is a folder synced recursively. One of folder_id, shared_drive_id and
+	// meet_recordings is required.
 	FolderID string `koanf:"folder_id"`
 	// SharedDriveID is a shared drive: all of it, or only folder_id within it.
 	SharedDriveID string `koanf:"shared_drive_id"`
@@ -38,10 +39,10 @@ type Config struct {
 	// Endpoint is the Drive API base URL (default https://www.googleapis.com/drive/v3/).
 	Endpoint string `koanf:"endpoint"`
 	// CredentialsFile is a service-account key (JSON) or an OAuth "authorized_user" file with a
-	// refresh token (read into Credentials); empty uses Application Default Credentials.
+	// refresh token; empty uses Application Default Credentials.
 	CredentialsFile string `koanf:"credentials_file"`
-	// Credentials is the content of a credentials file, when not read from CredentialsFile;
-	// nil with no file uses Application Default Credentials.
+	// Credentials is the content of such a file; when nil, New reads it from CredentialsFile
+	// (none: Application Default Credentials).
 	Credentials []byte
 	// Subject is a user the service account impersonates (domain-wide delegation), synced
 	// before those of subjects.

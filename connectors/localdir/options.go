@@ -8,12 +8,8 @@ import (
 )
 
 func init() {
-	connectors.Register("localdir", func(name string, cfg Config) (connectors.Source, error) {
-		s, err := New(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("source %s: %w", name, err)
-		}
-		return s, nil
+	connectors.Register("localdir", func(_ string, cfg Config) (connectors.Source, error) {
+		return New(cfg)
 	})
 }
 

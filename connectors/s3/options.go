@@ -47,9 +47,10 @@ type Config struct {
 	// AccessKeyID is a static access key, with secret_access_key_file; empty uses the standard
 	// AWS chain (environment, shared files, SSO, instance roles).
 	AccessKeyID string `koanf:"access_key_id"`
-	// SecretAccessKeyFile holds the secret of access_key_id (read into SecretAccessKey).
+	// SecretAccessKeyFile holds the secret of access_key_id.
 	SecretAccessKeyFile string `koanf:"secret_access_key_file"`
-	// SecretAccessKey is the secret of AccessKeyID, when not read from SecretAccessKeyFile.
+	// SecretAccessKey is the secret of AccessKeyID; when empty, New reads it from
+	// SecretAccessKeyFile.
 	SecretAccessKey string
 	// HeadConcurrency bounds the parallel HEAD requests that read new objects' metadata
 	// (default 8).

@@ -22,10 +22,10 @@ type Config struct {
 	AccountID string `koanf:"account_id"`
 	// ClientID is the app's client ID.
 	ClientID string `koanf:"client_id"`
-	// ClientSecretFile holds the app's client secret (read into ClientSecret).
+	// ClientSecretFile holds the app's client secret.
 	ClientSecretFile string `koanf:"client_secret_file"`
-	// WebhookSecretFile holds the app's secret token, for x-zm-signature (read into
-	// WebhookSecret); empty disables the webhook.
+	// WebhookSecretFile holds the app's secret token, for x-zm-signature; empty disables the
+	// webhook.
 	WebhookSecretFile string `koanf:"webhook_secret_file"`
 	// Users is "all" (every user, inactive ones included) or a list of e-mails or user ids.
 	Users []string `koanf:"users"`
@@ -43,9 +43,10 @@ type Config struct {
 	APIURL string `koanf:"api_url"`
 	// OAuthURL is Zoom's token endpoint.
 	OAuthURL string `koanf:"oauth_url"`
-	// ClientSecret is the app's client secret, when not read from ClientSecretFile.
+	// ClientSecret is the app's client secret; when empty, New reads it from ClientSecretFile.
 	ClientSecret string
-	// WebhookSecret is the app's secret token, when not read from WebhookSecretFile.
+	// WebhookSecret is the app's secret token; when empty, New reads it from
+	// WebhookSecretFile.
 	WebhookSecret string
 	// RateShare is the part of the plan's limits this bridge may use (default 0.5: every app
 	// of the account shares them).
