@@ -17,12 +17,27 @@ import (
 )
 
 // Scan lists a source from its stored cursor and stores a job per new recording, moving the
-// cursor in the same transaction. It returns how many jobs it created.
+// cursor in the same transaction. It returns how many jobs it created. Of several replicas, one
+// at a time scans a source (the lease source:<name>); the others return 0 at once. A scan whose
+// lease is lost midway (this replica was paused past it) ends; a cursor it still writes is
+// harmless: a recording is stored once whatever the cursor says.
 func (p *Pipeline) Scan(ctx context.Context, source string) (int, error) {
+	p.setDefaults()
 	sc := p.Sources[source]
 	if sc == nil {
 		return 0, fmt.Errorf("scan: unknown source %q", source)
 	}
+	var n int
+	_, err := p.withLease(ctx, sourceLease(source), func(ctx context.Context) error {
+		var err error
+		n, err = p.scan(ctx, source, sc)
+		return err
+	})
+	return n, err
+}
+
+// scan is Scan under the source's lease.
+func (p *Pipeline) scan(ctx context.Context, source string, sc *SourceConfig) (int, error) {
 	cursor, err := p.Store.Cursor(ctx, source)
 	if err != nil {
 		return 0, fmt.Errorf("scan %s: %w", source, err)

@@ -79,6 +79,13 @@ type Pipeline struct {
 	// IdempotencyWindow is how long a stored key is trusted to be remembered upstream before a
 	// job in uploading is looked up instead of retried (default 23 h, inside the 24 h window).
 	IdempotencyWindow time.Duration
+	// Replica names this process among the replicas sharing the store: the holder of its
+	// leases (default DefaultReplica()).
+	Replica string
+	// Lease is how long this replica's claim on an upload, a source's scan or the tracker lasts
+	// without renewal (renewed every third of it); a replica that dies is taken over after at
+	// most this long (default DefaultLease, 30 s).
+	Lease time.Duration
 
 	defaults sync.Once
 	mu       sync.Mutex
@@ -112,6 +119,12 @@ func (p *Pipeline) setDefaults() {
 		}
 		if p.IdempotencyWindow == 0 {
 			p.IdempotencyWindow = 23 * time.Hour
+		}
+		if p.Replica == "" {
+			p.Replica = DefaultReplica()
+		}
+		if p.Lease <= 0 {
+			p.Lease = DefaultLease
 		}
 		p.inFlight = map[string]bool{}
 	})
@@ -177,7 +190,7 @@ func (p *Pipeline) finish(ctx context.Context, j *Job) {
 }
 
 // Step runs one round of every stage: map discovered jobs, start uploads, track transcriptions
-// and settle reports (when track is set). Events leave through the bus (see the relay). A failing stage does not stop the
+// and settle reports (when track is set and this replica holds the tracker lease). Events leave through the bus (see the relay). A failing stage does not stop the
 // later ones; their errors are joined. Upload goroutines may outlive the step: wait on wg.
 func (p *Pipeline) Step(ctx context.Context, wg *sync.WaitGroup, track bool) error {
 	p.setDefaults()
@@ -189,7 +202,9 @@ func (p *Pipeline) Step(ctx context.Context, wg *sync.WaitGroup, track bool) err
 	}
 	stage("map", p.MapDiscovered(ctx))
 	stage("upload", p.StartUploads(ctx, wg))
-	if track {
+	// One replica at a time tracks and requests reports: the others would only repeat its
+	// requests (and its report requests).
+	if track && p.lead(ctx, trackerLease) {
 		stage("track", p.Track(ctx))
 		stage("reports", p.SettleReports(ctx))
 	}

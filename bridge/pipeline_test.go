@@ -25,16 +25,19 @@ import (
 type env struct {
 	sb    *sandboxtest.Sandbox
 	store *sqlite.Store
-	inbox string
-	p     *bridge.Pipeline
-	api   *api.Client
+	// dbPath is the store's file (replicas open it again).
+	dbPath string
+	inbox  string
+	p      *bridge.Pipeline
+	api    *api.Client
 }
 
 func newEnv(t testing.TB, reports []string, sbOpts ...func(*sandbox.Options)) *env {
 	t.Helper()
 	ctx := context.Background()
 	sb := sandboxtest.Start(t, append([]func(*sandbox.Options){func(o *sandbox.Options) { o.DataRate = 1000000 }}, sbOpts...)...)
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"))
+	dbPath := filepath.Join(t.TempDir(), "bridge.db")
+	store, err := sqlite.Open(ctx, dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +60,7 @@ func newEnv(t testing.TB, reports []string, sbOpts ...func(*sandbox.Options)) *e
 	p := &bridge.Pipeline{Store: store, API: client, Instance: instance, UploadConcurrency: 8,
 		Sources: map[string]*bridge.SourceConfig{"inbox": {Name: "inbox", Type: "localdir", Source: src, Mapper: m,
 			Upload: bridge.UploadOptions{Reports: reports}}}}
-	return &env{sb: sb, store: store, inbox: inbox, p: p, api: client}
+	return &env{sb: sb, store: store, dbPath: dbPath, inbox: inbox, p: p, api: client}
 }
 
 // run processes until nothing can move, like bridge run --once.

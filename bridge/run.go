@@ -69,6 +69,7 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 	}
 	var uploads sync.WaitGroup
 	defer uploads.Wait()
+	defer p.resign(trackerLease) // another replica tracks at once
 	if !o.Once {
 		cl := CronLogger(p.log())
 		c := cron.New(cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))

@@ -152,6 +152,9 @@ func (p *Pipeline) remapOnce(ctx context.Context, j *Job) bool {
 }
 
 // uploadJob takes one job through an upload attempt.
+// A job in uploading is due (NextAt) once its lease ran out: its holder died, or was stopped, or
+// an attempt failed and waits to be tried again. Taking it over writes a new lease first, so of
+// several replicas one takes it.
 func (p *Pipeline) uploadJob(ctx context.Context, j *Job) error {
 	if j.State == StateUploading {
 		if p.now().Sub(j.AttemptAt) >= p.IdempotencyWindow {
@@ -163,12 +166,26 @@ func (p *Pipeline) uploadJob(ctx context.Context, j *Job) error {
 			if err := p.claim(ctx, j); err != nil {
 				return err
 			}
+		} else {
+			// Within the window the same key either lands once or answers with the original.
+			j.NextAt = p.now().Add(p.Lease)
+			if err := p.move(ctx, j, StateUploading, ""); err != nil {
+				return ignoreConflict(err)
+			}
 		}
-		// Within the window the same key either lands once or answers with the original.
 	} else if err := p.claim(ctx, j); err != nil {
-		return err
+		return ignoreConflict(err)
 	}
-	res, err := p.send(ctx, j)
+	var res *api.UploadResult
+	err := p.keep(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = p.send(ctx, j)
+		return err
+	}, p.renewUpload(*j, &j.Revision))
+	if errors.Is(err, errLeaseLost) {
+		p.log().Warn("upload taken over by another replica", "job", j.ID, "err", err)
+		return nil
+	}
 	if err != nil {
 		return p.uploadFailed(ctx, j, err)
 	}
@@ -182,11 +199,43 @@ func (p *Pipeline) uploadJob(ctx context.Context, j *Job) error {
 	return p.move(ctx, j, StateQueued, how, NewEvent(EventUploaded, j, map[string]any{"transcription_id": res.UUID, "replayed": res.Replayed}))
 }
 
-// claim stores a fresh Idempotency-Key and the attempt time before any byte is sent.
+// ignoreConflict drops ErrConflict: another worker or replica moved the job first and carries
+// it on.
+func ignoreConflict(err error) error {
+	if errors.Is(err, ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+// renewUpload returns the renewal of an upload's lease: the job moved on by Lease, in place,
+// from the revision the attempt holds (updated in *revision); ErrConflict means another replica
+// took the job over.
+func (p *Pipeline) renewUpload(held Job, revision *int64) func(ctx context.Context) error {
+	var mu sync.Mutex
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		held.Revision = *revision
+		held.NextAt = p.now().Add(p.Lease)
+		held.UpdatedAt = p.now()
+		err := p.Store.Update(ctx, &held, StateUploading, "")
+		if errors.Is(err, ErrConflict) {
+			return errLeaseLost
+		}
+		if err == nil {
+			*revision = held.Revision
+		}
+		return err
+	}
+}
+
+// claim stores a fresh Idempotency-Key and the attempt time before any byte is sent, with the
+// attempt's lease (NextAt: now + Lease).
 func (p *Pipeline) claim(ctx context.Context, j *Job) error {
 	j.IdempotencyKey = uuid.NewString()
 	j.AttemptAt = p.now()
-	j.NextAt = j.AttemptAt
+	j.NextAt = j.AttemptAt.Add(p.Lease)
 	j.Attempts++
 	j.TranscriptionID = ""
 	return p.move(ctx, j, StateUploading, fmt.Sprintf("upload attempt %d", j.Attempts))
