@@ -75,14 +75,22 @@ type S3Config struct {
 	SecretAccessKeyFile string `koanf:"secret_access_key_file"`
 }
 
-// Validate checks the export and compiles its schedule and destination; errors name the key.
-func (c *Config) Validate() error {
+// setDefaults fills in the defaults of unset fields: format md, layout zip.
+func (c *Config) setDefaults() {
 	if c.Format == "" {
 		c.Format = "md"
 	}
 	if c.Layout == "" {
 		c.Layout = LayoutZip
 	}
+}
+
+// Validate fills in the defaults of unset fields (the bridge's configuration calls only
+// Validate), checks the export and compiles its schedule, destination and since. It returns
+// the first setting at fault, the error starting with its key ("keep: -1 is negative"), or
+// nil.
+func (c *Config) Validate() error {
+	c.setDefaults()
 	switch {
 	case c.Name == "" || strings.ContainsAny(c.Name, "/\\ "):
 		return fmt.Errorf("name: %q must be set and hold no slash or space", c.Name)
@@ -97,7 +105,7 @@ func (c *Config) Validate() error {
 	}
 	sched, err := cron.ParseStandard(c.Schedule)
 	if err != nil {
-		return fmt.Errorf("schedule %q: %w", c.Schedule, err)
+		return fmt.Errorf("schedule: %q: %w", c.Schedule, err)
 	}
 	c.sched = sched
 	if c.dest, err = template.New("destination").Option("missingkey=error").Parse(c.Destination); err != nil {

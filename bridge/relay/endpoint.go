@@ -65,58 +65,75 @@ type Endpoint struct {
 	filter, transform *gojq.Code
 }
 
-// NewEndpoint checks c and compiles its jq expressions. The error names the endpoint and the
-// setting at fault.
-func NewEndpoint(c EndpointConfig) (*Endpoint, error) {
-	e := &Endpoint{EndpointConfig: c}
-	fail := func(format string, args ...any) (*Endpoint, error) {
-		return nil, fmt.Errorf("webhook %s: %s", c.Name, fmt.Sprintf(format, args...))
+// DefaultTimeout bounds one attempt when an endpoint sets no timeout.
+const DefaultTimeout = 15 * time.Second
+
+// setDefaults fills in the defaults of unset fields: a 15 s timeout, the full payload, the
+// default retry schedule.
+func (c *EndpointConfig) setDefaults() {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
 	}
+	if c.Payload == "" {
+		c.Payload = PayloadFull
+	}
+	if len(c.RetrySchedule) == 0 {
+		c.RetrySchedule = Schedule
+	}
+}
+
+// Validate returns the first setting at fault, its error starting with the key (as in
+// "url: ..."; the secrets are secret_file), or nil. Unset fields are valid: they take their
+// defaults.
+func (c *EndpointConfig) Validate() error {
 	if c.Name == "" {
-		return nil, errors.New("webhook: name is required")
+		return errors.New("name: required")
 	}
 	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fail("url %q is not an http(s) URL", c.URL)
-	}
-	if u.User != nil {
-		return fail("url must not carry credentials; use headers")
-	}
-	if len(c.Secrets) == 0 {
-		return fail("a secret is required (secret_file)")
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("url: %q is not an http(s) URL", c.URL)
+	case u.User != nil:
+		return errors.New("url: must not carry credentials; use headers")
+	case len(c.Secrets) == 0:
+		return errors.New("secret_file: a secret is required")
+	case c.Timeout < 0 || c.Timeout > time.Minute:
+		return fmt.Errorf("timeout: %v is not within 0 to 60s", c.Timeout)
+	case c.Payload != "" && c.Payload != PayloadFull && c.Payload != PayloadThin:
+		return fmt.Errorf("payload: %q is not full or thin", c.Payload)
 	}
 	for _, ev := range c.Events {
 		if !slices.Contains(EventTypes, ev) {
-			return fail("events: unknown type %q", ev)
+			return fmt.Errorf("events: unknown type %q", ev)
 		}
-	}
-	switch {
-	case c.Timeout == 0:
-		e.Timeout = 15 * time.Second
-	case c.Timeout < 0 || c.Timeout > time.Minute:
-		return fail("timeout %v is not within 0 to 60s", c.Timeout)
-	}
-	switch c.Payload {
-	case "":
-		e.Payload = PayloadFull
-	case PayloadFull, PayloadThin:
-	default:
-		return fail("payload %q is not full or thin", c.Payload)
 	}
 	for i, d := range c.RetrySchedule {
 		if d <= 0 {
-			return fail("retry_schedule[%d]: %v is not positive", i, d)
+			return fmt.Errorf("retry_schedule[%d]: %v is not positive", i, d)
 		}
 	}
-	if len(c.RetrySchedule) == 0 {
-		e.RetrySchedule = Schedule
+	if _, err := compile(c.Filter); err != nil {
+		return fmt.Errorf("filter: %w", err)
 	}
-	if e.filter, err = compile(c.Filter); err != nil {
-		return fail("filter: %v", err)
+	if _, err := compile(c.Transform); err != nil {
+		return fmt.Errorf("transform: %w", err)
 	}
-	if e.transform, err = compile(c.Transform); err != nil {
-		return fail("transform: %v", err)
+	return nil
+}
+
+// NewEndpoint checks c (Validate), fills in its defaults and compiles its jq expressions. The
+// error names the endpoint and the setting at fault ("webhook crm: url: ...").
+func NewEndpoint(c EndpointConfig) (*Endpoint, error) {
+	if err := c.Validate(); err != nil {
+		if c.Name == "" {
+			return nil, fmt.Errorf("webhook: %w", err)
+		}
+		return nil, fmt.Errorf("webhook %s: %w", c.Name, err)
 	}
+	c.setDefaults()
+	e := &Endpoint{EndpointConfig: c}
+	e.filter, _ = compile(c.Filter)
+	e.transform, _ = compile(c.Transform)
 	return e, nil
 }
 
