@@ -11,6 +11,8 @@ import (
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
+
+	"github.com/transcript-bridge/bridge/bridge"
 )
 
 // migrations holds the schema, one goose SQL file per version (migrations/NNNN_name.sql, with
@@ -96,6 +98,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err := s.tx(ctx, func(tx *sql.Tx) error { return prepareVersions(ctx, tx) }); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	if err := s.notNewer(ctx); err != nil {
+		return err
+	}
 	for retries := len(p.ListSources()); ; retries-- {
 		_, err := p.Up(ctx)
 		if err == nil {
@@ -171,4 +176,17 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("schema version: %w", err)
 	}
 	return int(v), nil
+}
+
+// notNewer fails with a *bridge.SchemaError when the database's schema is newer than the
+// migrations this binary carries: an older bridge must not write a schema it does not know.
+func (s *Store) notNewer(ctx context.Context) error {
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if known := SchemaVersion(); v > known {
+		return &bridge.SchemaError{Database: v, Known: known}
+	}
+	return nil
 }

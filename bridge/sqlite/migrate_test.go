@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
@@ -224,4 +226,31 @@ func rawDB(t *testing.T, path string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "bridge.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := sqlite.SchemaVersion() + 1
+	if _, err := db.Exec(`INSERT INTO `+versionTable+` (version_id, is_applied) VALUES (?, 1)`, newer); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = sqlite.Open(ctx, path)
+	var se *bridge.SchemaError
+	if !errors.As(err, &se) || se.Database != newer || se.Known != sqlite.SchemaVersion() {
+		t.Fatalf("Open(schema %d) = %v, want a SchemaError naming %d and %d", newer, err, newer, sqlite.SchemaVersion())
+	}
+	if !strings.Contains(err.Error(), "newer than this bridge knows") {
+		t.Errorf("Open(schema %d) = %q, want it to say the schema is newer", newer, err)
+	}
 }
