@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -198,5 +199,37 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	}
 	if len(versions) != postgres.SchemaVersion() || versions[len(versions)-1] != int64(postgres.SchemaVersion()) {
 		t.Errorf("recorded migrations %v, want 1 … %d", versions, postgres.SchemaVersion())
+	}
+}
+
+// TestReplicasAddInOppositeOrders: two replicas that see the same recordings listed in
+// opposite orders both succeed (a deadlock between their inserts is run again), and each
+// recording is one job, created by one of them.
+func TestReplicasAddInOppositeOrders(t *testing.T) {
+	ctx := context.Background()
+	rs := replicas(t, 2)
+	var recs []connectors.Recording
+	for i := range 20 {
+		recs = append(recs, connectors.Recording{ItemID: fmt.Sprint("item-", i), Version: "1", Name: "a.wav"})
+	}
+	reversed := slices.Clone(recs)
+	slices.Reverse(reversed)
+	for round := range 3 {
+		source := fmt.Sprint("inbox-", round)
+		created := make([][]bridge.Job, 2)
+		atOnce(2, func(i int) {
+			list := map[int][]connectors.Recording{0: recs, 1: reversed}[i]
+			added, err := rs[i].AddRecordings(ctx, source, list, "", time.Now())
+			if err != nil {
+				t.Errorf("AddRecordings on replica %d = %v", i, err)
+			}
+			created[i] = added
+		})
+		if n := len(created[0]) + len(created[1]); n != len(recs) {
+			t.Errorf("round %d: the replicas created %d + %d jobs, want %d in all", round, len(created[0]), len(created[1]), len(recs))
+		}
+		if jobs, _ := rs[0].Jobs(ctx, bridge.JobFilter{Source: source}); len(jobs) != len(recs) {
+			t.Errorf("round %d: Jobs(%s) = %d, want %d", round, source, len(jobs), len(recs))
+		}
 	}
 }

@@ -1,0 +1,84 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/transcript-bridge/bridge/internal/pgtest"
+)
+
+// TestDownMigrations: going down one migration at a time to version 0 leaves only goose's own
+// table, and going up again one at a time passes through the same schemas, so every Down undoes
+// its Up exactly.
+func TestDownMigrations(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, pgtest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p, err := newProvider(s.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := SchemaVersion()
+	schemas := make([][]string, top+1) // the schema at each version
+	schemas[top] = schemaAt(t, s)
+	for v := top - 1; v >= 0; v-- {
+		if _, err := p.Down(ctx); err != nil {
+			t.Fatalf("down to %d: %v", v, err)
+		}
+		schemas[v] = schemaAt(t, s)
+		if got, err := s.SchemaVersion(ctx); err != nil || got != v {
+			t.Fatalf("after going down to %d, the database is at %d (%v)", v, got, err)
+		}
+	}
+	var tables []string
+	for _, c := range schemas[0] {
+		first, _, _ := strings.Cut(c, " ")
+		if name, _, _ := strings.Cut(first, "."); !slices.Contains(tables, name) {
+			tables = append(tables, name)
+		}
+	}
+	if want := []string{"goose_db_version"}; !slices.Equal(tables, want) {
+		t.Errorf("tables at version 0: %v, want only goose's: %v", tables, want)
+	}
+	for v := 1; v <= top; v++ {
+		if _, err := p.UpByOne(ctx); err != nil {
+			t.Fatalf("up to %d: %v", v, err)
+		}
+		if got := schemaAt(t, s); !slices.Equal(got, schemas[v]) {
+			t.Errorf("schema at %d going up:\n%s\nwant (the one going down):\n%s", v, strings.Join(got, "\n"), strings.Join(schemas[v], "\n"))
+		}
+	}
+}
+
+// schemaAt lists the columns ("table.column type null default") and indexes ("table index: def")
+// of the public schema, sorted.
+func schemaAt(t *testing.T, s *Store) []string {
+	t.Helper()
+	rows, err := s.db.Query(`
+		SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || COALESCE(column_default, '')
+		FROM information_schema.columns WHERE table_schema = 'public'
+		UNION ALL
+		SELECT tablename || ' index: ' || indexdef FROM pg_indexes WHERE schemaname = 'public'
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
