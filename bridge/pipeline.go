@@ -50,12 +50,17 @@ type UploadOptions struct {
 	Reports       []string
 }
 
-// SourceConfig is one configured source.
+// SourceConfig is one configured source (see source_config.go for its defaults and checks).
 type SourceConfig struct {
-	Name   string
-	Type   string
+	// Name identifies the source: jobs, cursors and external ids are kept under it.
+	Name string
+	// Type is the connector's type (localdir, s3, gdrive, zoom), for events and mapping.
+	Type string
+	// Source is the connector that lists and opens the recordings.
 	Source connectors.Source
+	// Mapper decides each recording's upload headers (author, external id, metadata).
 	Mapper Mapper
+	// Upload are the options every upload from this source is sent with.
 	Upload UploadOptions
 	// RetryDeadline is how long the source may keep failing in ways that may pass before a job
 	// is held, from the first such failure (0: DefaultRetryDeadline, 72 h).
