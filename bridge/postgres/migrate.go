@@ -10,6 +10,8 @@ import (
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+
+	"github.com/transcript-bridge/bridge/bridge"
 )
 
 // migrations holds the schema, one goose SQL file per version (migrations/NNNN_name.sql, with
@@ -72,11 +74,15 @@ func embedded() ([]int64, error) {
 // each migration with its version row in one transaction; the others wait for the lock and then
 // find nothing pending. A replica that dies mid-way loses its session, and the server releases
 // its lock and rolls its open migration back: a failed migration leaves the schema as the one
-// before it left it.
+// before it left it. A database whose schema is newer than the migrations this binary carries
+// is refused with a *bridge.SchemaError, before anything is written.
 func (s *Store) migrate(ctx context.Context) error {
 	p, err := newProvider(s.db)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := s.notNewer(ctx); err != nil {
+		return err
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -97,4 +103,18 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("schema version: %w", err)
 	}
 	return int(v), nil
+}
+
+// notNewer fails with a *bridge.SchemaError when the database's schema is newer than the
+// migrations this binary carries: an older bridge must not write a schema it does not know. It
+// fails too when the version cannot be read.
+func (s *Store) notNewer(ctx context.Context) error {
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if known := SchemaVersion(); v > known {
+		return &bridge.SchemaError{Database: v, Known: known}
+	}
+	return nil
 }

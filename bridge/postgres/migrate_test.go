@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +124,29 @@ func TestUpgradePublishesPendingEvents(t *testing.T) {
 	case m := <-msgs:
 		t.Errorf("a third message %s: an event already handed on was published again", m.Payload)
 	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// TestOpenRefusesANewerSchema: a database a newer bridge migrated is refused with a
+// bridge.SchemaError, and left as it is.
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.New(t)
+	s, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	newer := postgres.SchemaVersion() + 1
+	if _, err := rawDB(t, dsn).Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, newer); err != nil {
+		t.Fatal(err)
+	}
+	_, err = postgres.Open(ctx, dsn)
+	var se *bridge.SchemaError
+	if !errors.As(err, &se) || se.Database != newer || se.Known != postgres.SchemaVersion() {
+		t.Fatalf("Open(schema %d) = %v, want a SchemaError naming %d and %d", newer, err, newer, postgres.SchemaVersion())
+	}
+	if !strings.Contains(err.Error(), "newer than this bridge knows") || !strings.Contains(err.Error(), "bridge_test_") {
+		t.Errorf("Open(schema %d) = %q, want it to name the database and say the schema is newer", newer, err)
 	}
 }

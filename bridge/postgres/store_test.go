@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,10 +77,25 @@ func TestReopenKeepsState(t *testing.T) {
 	}
 }
 
-// TestSchemaVersionMatchesSQLite: the same migrations, by version and name, as bridge/sqlite.
-func TestSchemaVersionMatchesSQLite(t *testing.T) {
-	if got := postgres.SchemaVersion(); got < 7 {
-		t.Errorf("SchemaVersion() = %d, want at least 7 (0001_jobs … 0007_leases)", got)
+// TestMigrationsMatchSQLite: the same migrations, by version and name, as bridge/sqlite, so a
+// schema version means the same tables in either store.
+func TestMigrationsMatchSQLite(t *testing.T) {
+	names := func(dir string) []string {
+		paths, err := filepath.Glob(filepath.Join(dir, "*.sql"))
+		if err != nil || len(paths) == 0 {
+			t.Fatalf("migrations in %s: %v, %v", dir, paths, err)
+		}
+		for i, p := range paths {
+			paths[i] = filepath.Base(p)
+		}
+		return paths
+	}
+	got, want := names("migrations"), names(filepath.Join("..", "sqlite", "migrations"))
+	if !slices.Equal(got, want) {
+		t.Errorf("migrations %v, want SQLite's %v", got, want)
+	}
+	if v := fmt.Sprintf("%04d_", postgres.SchemaVersion()); !strings.HasPrefix(got[len(got)-1], v) {
+		t.Errorf("SchemaVersion() = %d, want the last migration's, %s", postgres.SchemaVersion(), got[len(got)-1])
 	}
 }
 
