@@ -54,7 +54,7 @@ type UploadOptions struct {
 type SourceConfig struct {
 	// Name identifies the source: jobs, cursors and external ids are kept under it.
 	Name string
-	// Type is the connector's type (localdir, s3, gdrive, zoom), for events and mapping.
+	// Type is the connector's type (localdir, s3, gdrive, zoom).
 	Type string
 	// Source is the connector that lists and opens the recordings.
 	Source connectors.Source
