@@ -61,11 +61,28 @@ type Config struct {
 	} `koanf:"api"`
 	// Store is the bridge's own database: jobs, deliveries, checkpoints.
 	Store struct {
-		// Driver is the database kind; only sqlite is supported.
+		// Driver is the database kind: sqlite (default; one file, one machine) or postgres
+		// (several replicas on one PostgreSQL database).
 		Driver string `koanf:"driver"`
-		// DSN is the database file (default ./data/bridge.db).
+		// DSN is the database: a file for sqlite (default ./data/bridge.db), a URL
+		// postgres://user@host:5432/db?sslmode=… for postgres (prefer dsn_file when it holds a
+		// password).
 		DSN string `koanf:"dsn"`
+		// DSNFile holds the DSN instead of dsn (a secret: it may carry the password).
+		DSNFile string `koanf:"dsn_file"`
 	} `koanf:"store"`
+	// Bus carries the events from the store to the relay.
+	Bus BusConfig `koanf:"bus"`
+	// Replica says how this process shares the store with other replicas of the bridge.
+	Replica struct {
+		// Name names this replica, the holder of its leases (default: host, process id and a
+		// random suffix).
+		Name string `koanf:"name"`
+		// Lease is how long this replica's claim on an upload, a source's scan or the tracker
+		// lasts without renewal; a replica that dies is taken over after at most this long
+		// (default 30s).
+		Lease time.Duration `koanf:"lease"`
+	} `koanf:"replica"`
 	// Sandbox is the in-process stand-in for the service, used when api.base_url is empty.
 	Sandbox struct {
 		// DB is the in-process sandbox's state file (default ./data/sandbox.db).
@@ -282,8 +299,12 @@ func (c *Config) setDefaults() {
 	if c.Store.Driver == "" {
 		c.Store.Driver = "sqlite"
 	}
-	if c.Store.DSN == "" {
+	if c.Store.DSN == "" && c.Store.DSNFile == "" && c.Store.Driver == "sqlite" {
 		c.Store.DSN = "./data/bridge.db"
+	}
+	c.Bus.setDefaults()
+	if c.Replica.Lease == 0 {
+		c.Replica.Lease = bridge.DefaultLease
 	}
 	if c.Relay.Lease == 0 {
 		c.Relay.Lease = 2 * time.Minute
@@ -310,8 +331,14 @@ func (c *Config) setDefaults() {
 // Validate checks what can be checked without touching the outside; the error names the key.
 func (c *Config) Validate() error {
 	switch {
-	case c.Store.Driver != "sqlite":
-		return fmt.Errorf("store.driver: %q is not supported (sqlite)", c.Store.Driver)
+	case c.Store.Driver != "sqlite" && c.Store.Driver != "postgres":
+		return fmt.Errorf("store.driver: %q is not supported (sqlite or postgres)", c.Store.Driver)
+	case c.Store.DSN != "" && c.Store.DSNFile != "":
+		return errors.New("store.dsn_file: set store.dsn or store.dsn_file, not both")
+	case c.Store.Driver == "postgres" && c.Store.DSN == "" && c.Store.DSNFile == "":
+		return errors.New("store.dsn: required with store.driver postgres (postgres://user@host:5432/db, or store.dsn_file)")
+	case c.Replica.Lease != 0 && c.Replica.Lease < time.Second:
+		return fmt.Errorf("replica.lease: %v is below 1s", c.Replica.Lease)
 	case c.API.BaseURL != "" && c.API.Key == "" && c.API.KeyFile == "":
 		return errors.New("api.key_file: required with api.base_url (or set BRIDGE_API_KEY)")
 	case c.API.PollInterval < time.Second:
@@ -326,6 +353,9 @@ func (c *Config) Validate() error {
 		// An export-only or relay-only deployment needs no source; a config with none of the
 		// three has nothing to do.
 		return errors.New("sources: nothing to do: configure at least one source, export or webhook")
+	}
+	if err := c.Bus.Validate(); err != nil {
+		return err
 	}
 	exportNames := map[string]bool{}
 	for i := range c.Exports {

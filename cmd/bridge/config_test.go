@@ -56,7 +56,14 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"sources: [{name: a, type: localdir, upload: {reports: [a, b, c, d]}}]", "sources[0].upload.reports"},
 		{"api: {base_url: 'https://x'}\nsources: [{name: a, type: localdir}]", "api.key_file: required"},
 		{"api: {upload_concurrency: 11}\nsources: [{name: a, type: localdir}]", "api.upload_concurrency"},
-		{"store: {driver: postgres}\nsources: [{name: a, type: localdir}]", "store.driver"},
+		{"store: {driver: mysql}\nsources: [{name: a, type: localdir}]", `c.yaml:1:9: store.driver: "mysql" is not supported (sqlite or postgres)`},
+		{"store: {driver: postgres}\nsources: [{name: a, type: localdir}]", "c.yaml:1:1: store.dsn: required with store.driver postgres"},
+		{"store: {dsn: a.db, dsn_file: dsn.txt}\nsources: [{name: a, type: localdir}]", "c.yaml:1:20: store.dsn_file: set store.dsn or store.dsn_file, not both"},
+		{"bus: {driver: kafka}\nsources: [{name: a, type: localdir}]", `c.yaml:1:7: bus.driver: "kafka" is not sql or nats`},
+		{"bus: {url: 'nats://x:4222'}\nsources: [{name: a, type: localdir}]", "c.yaml:1:7: bus.url: set with bus.driver sql; it is for bus.driver nats"},
+		{"bus: {driver: nats, url: 'http://x'}\nsources: [{name: a, type: localdir}]", "c.yaml:1:21: bus.url: \"http://x\": scheme is not nats"},
+		{"bus: {driver: nats, max_in_flight: -1}\nsources: [{name: a, type: localdir}]", "c.yaml:1:21: bus.max_in_flight: -1 is below 1"},
+		{"replica: {lease: 10ms}\nsources: [{name: a, type: localdir}]", "c.yaml:1:11: replica.lease: 10ms is below 1s"},
 	}
 	for _, tc := range tests {
 		path := filepath.Join(t.TempDir(), "c.yaml")
@@ -197,7 +204,8 @@ func TestConfigOverrideErrors(t *testing.T) {
 		{"new entry by env incomplete", map[string]string{"BRIDGE_SOURCES__2__TYPE": "localdir"}, nil, "environment BRIDGE_SOURCES__2__TYPE: sources[2].name: required"},
 		{"duplicate via set", nil, []string{"sources.1.name=inbox"}, `--set sources.1.name: sources[1].name: "inbox" is used twice`},
 		{"validate error in the file", nil, []string{"sources.1.schedule=every day"}, `--set sources.1.schedule: sources[1].schedule: "every day"`},
-		{"file key without override", map[string]string{"BRIDGE_STORE__DRIVER": "postgres"}, nil, `environment BRIDGE_STORE__DRIVER: store.driver: "postgres" is not supported`},
+		{"file key without override", map[string]string{"BRIDGE_STORE__DRIVER": "mysql"}, nil, `environment BRIDGE_STORE__DRIVER: store.driver: "mysql" is not supported`},
+		{"squashed key by env", map[string]string{"BRIDGE_BUS__DRIVER": "nats", "BRIDGE_BUS__ACK_WAIT": "1ms"}, nil, `environment BRIDGE_BUS__ACK_WAIT: bus.ack_wait: 1ms is below 100ms`},
 	}
 	path := filepath.Join(t.TempDir(), "bridge.yaml")
 	os.WriteFile(path, []byte(twoSources), 0o644)

@@ -49,6 +49,10 @@ func fieldsOf(t reflect.Type) []field {
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+		if opts == "squash" && f.Type.Kind() == reflect.Struct { // its keys are the section's own
+			out = append(out, fieldsOf(f.Type)...)
+			continue
+		}
 		if name == "" && opts != "remain" {
 			name = strings.ToLower(f.Name)
 		}

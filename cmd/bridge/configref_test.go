@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge/export"
+	"github.com/transcript-bridge/bridge/bridge/natsbus"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/connectors"
@@ -151,6 +152,9 @@ func configReference(root string) ([]byte, []string, error) {
 func configDefaults() Config {
 	c := Config{Sources: make([]SourceConfig, 1), Webhooks: make([]WebhookConfig, 1), Exports: make([]export.Config, 1)}
 	c.setDefaults()
+	if nb := (natsbus.Config{}); nb.Validate() == nil { // the NATS bus's defaults
+		c.Bus.Config = nb
+	}
 	probe := export.Config{Name: "x", Schedule: "@daily", Destination: "x"}
 	before := probe
 	if probe.Validate() == nil {
@@ -189,12 +193,18 @@ func (g *refGen) walk(t reflect.Type, decl ast.Expr, prefix, goPath string, defa
 		if !f.IsExported() {
 			continue
 		}
+		name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+		if opts == "squash" && f.Anonymous && f.Type.Kind() == reflect.Struct { // its keys are the section's own
+			if err := g.walk(f.Type, nil, prefix, goPath+"."+f.Name, defaults.Field(i), rows); err != nil {
+				return err
+			}
+			continue
+		}
 		af, doc := g.fieldDoc(st, f.Name, goPath)
 		var decl ast.Expr
 		if af != nil {
 			decl = af.Type
 		}
-		name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
 		if opts == "remain" {
 			*rows = append(*rows, refRow{key: prefix + "…", typ: "", doc: doc + " See the options of each type below."})
 			continue

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -17,12 +14,11 @@ import (
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
-	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
 // openStore loads the configuration and opens its existing store, for the commands that read
 // or act on what is stored: it never creates a database (see openExistingStore).
-func openStore(cmd *cobra.Command, cf *configFlags) (*sqlite.Store, *Config, error) {
+func openStore(cmd *cobra.Command, cf *configFlags) (database, *Config, error) {
 	cfg, err := cf.load()
 	if err != nil {
 		return nil, nil, err
@@ -37,21 +33,17 @@ func openStore(cmd *cobra.Command, cf *configFlags) (*sqlite.Store, *Config, err
 // openExistingStore opens the configured store only if its database exists: a read-only
 // command run from the wrong directory says where it looked instead of creating an empty
 // database there.
-func openExistingStore(ctx context.Context, cfg *Config) (*sqlite.Store, error) {
-	if _, err := os.Stat(cfg.Store.DSN); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no database at %s (set store.dsn or --config)", cfg.Store.DSN)
+func openExistingStore(ctx context.Context, cfg *Config) (database, error) {
+	if err := sqliteMissing(cfg); err != nil {
+		return nil, err
 	}
 	return openStoreAt(ctx, cfg)
 }
 
-// openStoreAt opens the configured store, creating the database when it does not exist yet
+// openStoreAt opens the configured store, creating a SQLite database when it does not exist yet
 // (for the commands that write: run, export run, sources backfill, identities apply).
-func openStoreAt(ctx context.Context, cfg *Config) (*sqlite.Store, error) {
-	store, err := sqlite.Open(ctx, cfg.Store.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("store.dsn: %w", err)
-	}
-	return store, nil
+func openStoreAt(ctx context.Context, cfg *Config) (database, error) {
+	return openDatabase(ctx, cfg)
 }
 
 // newDeliveriesCmd is deliveries: list, show and replay webhook deliveries.

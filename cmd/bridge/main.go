@@ -36,7 +36,8 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // the operation failed (an upstream error, a runtime failure)
 	exitUsage  = 2 // bad flags, bad config: nothing was started
-	// exitWaiting: bridge run --once ended with jobs held (no member, no minutes).
+	// exitWaiting: bridge run --once ended with jobs held (no member, no minutes); bridge
+	// migrate --status found migrations pending.
 	exitWaiting = 3
 )
 
@@ -130,6 +131,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.Version = readBuildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newVersionCmd(), newRunCmd(), newJobsCmd(), newSandboxCmd(), newAPICmd(), newWebhooksCmd(), newEndpointsCmd(), newDeliveriesCmd(), newSourcesCmd(), newIdentitiesCmd(), newExportCmd())
+	root.AddCommand(newVersionCmd(), newRunCmd(), newJobsCmd(), newSandboxCmd(), newAPICmd(), newWebhooksCmd(), newEndpointsCmd(), newDeliveriesCmd(), newSourcesCmd(), newIdentitiesCmd(), newExportCmd(), newMigrateCmd())
 	return root
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/server"
-	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/connectors"
 	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
@@ -109,9 +108,9 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	store, err := sqlite.Open(ctx, cfg.Store.DSN)
+	store, err := openDatabase(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("store.dsn: %w", err)
+		return err
 	}
 	defer store.Close()
 	b, err := buildPipeline(ctx, cfg, srcs, store, log)
@@ -129,8 +128,8 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err := checkScopes(ctx, client, b.needReports, b.needMembers, once, log); err != nil {
 		return err
 	}
-	log.Info("bridge running", "instance", p.Instance, "sources", len(p.Sources), "store", cfg.Store.DSN, "once", once)
-	rl, stopRelay, err := startRelay(ctx, cfg, store, endpoints, client, once, log)
+	log.Info("bridge running", "instance", p.Instance, "replica", p.Replica, "sources", len(p.Sources), "store", describeStore(cfg), "bus", cfg.Bus.Driver, "once", once)
+	rl, drainBus, stopRelay, err := startRelay(ctx, cfg, store, endpoints, client, once, log)
 	if err != nil {
 		return err
 	}
@@ -160,6 +159,9 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	}
 	if once {
 		// Deliver what is due now; retries scheduled later wait for the next run.
+		if err := drainBus(ctx); err != nil {
+			return err
+		}
 		if err := rl.Flush(ctx); err != nil {
 			return fmt.Errorf("relay: %w", err)
 		}

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"slices"
-	"time"
 
 	"github.com/robfig/cron/v3"
 
@@ -12,8 +12,6 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/export"
 	"github.com/transcript-bridge/bridge/bridge/relay"
-	"github.com/transcript-bridge/bridge/bridge/sqlite"
-	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/mapping"
 	"github.com/transcript-bridge/bridge/sandbox"
@@ -56,14 +54,14 @@ type pipelineSetup struct {
 
 // buildPipeline builds the pipeline over store with the sources srcs (from checkSources), each
 // with its mapper for this installation and its upload options.
-func buildPipeline(ctx context.Context, cfg *Config, srcs []connectors.Source, store *sqlite.Store, log *slog.Logger) (*pipelineSetup, error) {
+func buildPipeline(ctx context.Context, cfg *Config, srcs []connectors.Source, store database, log *slog.Logger) (*pipelineSetup, error) {
 	instance, err := store.InstanceID(ctx)
 	if err != nil {
 		return nil, err
 	}
 	b := &pipelineSetup{
 		pipeline: &bridge.Pipeline{Store: store, Instance: instance, Log: log, UploadConcurrency: cfg.API.UploadConcurrency,
-			Sources: map[string]*bridge.SourceConfig{}},
+			Replica: cmp.Or(cfg.Replica.Name, bridge.DefaultReplica()), Lease: cfg.Replica.Lease, Sources: map[string]*bridge.SourceConfig{}},
 		members:   &mapping.Members{},
 		schedules: map[string]string{},
 		pushers:   map[string]connectors.Pusher{},
@@ -115,28 +113,35 @@ func connectAPI(ctx context.Context, cfg *Config, log *slog.Logger) (client *api
 	return client, stop, nil
 }
 
-// startRelay subscribes to the store's event bus and builds the relay that delivers events to
-// endpoints. Events leave through the bus even without endpoints: the relay logs each one.
-// Without once the relay runs until stop, which waits for it and then closes the subscription;
-// with once it does not run (runBridge flushes it) and stop only closes the subscription.
-func startRelay(ctx context.Context, cfg *Config, store *sqlite.Store, endpoints []*relay.Endpoint, client *api.Client, once bool, log *slog.Logger) (rl *relay.Relay, stop func(), err error) {
-	sub, poison, err := store.Bus(bus.SubscriberConfig{Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}, nil)
+// startRelay subscribes to the configured event bus and builds the relay that delivers events
+// to endpoints. Events leave through the bus even without endpoints: the relay logs each one.
+// Without once the relay runs until stop, which waits for it and then closes the bus; with once
+// it does not run (runBridge drains the bus's forwarder, if any, then flushes the relay) and stop
+// only closes the bus.
+func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*relay.Endpoint, client *api.Client, once bool, log *slog.Logger) (rl *relay.Relay, drain func(context.Context) error, stop func(), err error) {
+	eb, err := openBus(ctx, cfg, store, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	rl = &relay.Relay{Store: store, Bus: sub, Poison: poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease}
+	drain = func(ctx context.Context) error {
+		if eb.drain == nil {
+			return nil
+		}
+		return eb.drain(ctx)
+	}
+	rl = &relay.Relay{Store: store, Bus: eb.sub, Poison: eb.poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease}
 	if once {
-		return rl, func() { sub.Close() }, nil
+		return rl, drain, eb.close, nil
 	}
 	rctx, stopRelay := context.WithCancel(ctx)
 	relayDone := make(chan error, 1)
 	go func() { relayDone <- rl.Run(rctx, cfg.Relay.Interval) }()
-	return rl, func() {
+	return rl, drain, func() {
 		stopRelay()
 		if err := <-relayDone; err != nil {
 			log.Error("relay", "err", err)
 		}
-		sub.Close()
+		eb.close()
 	}, nil
 }
 
@@ -160,7 +165,7 @@ func startSchedules(ctx context.Context, cfg *Config, p *bridge.Pipeline, client
 // startExports catches up the configured exports' missed ticks (in the background) and
 // schedules them; stop ends the schedule, then waits for the catch-up. Without exports it
 // starts nothing.
-func startExports(ctx context.Context, cfg *Config, store *sqlite.Store, client *api.Client, log *slog.Logger) (stop func(), err error) {
+func startExports(ctx context.Context, cfg *Config, store database, client *api.Client, log *slog.Logger) (stop func(), err error) {
 	if len(cfg.Exports) == 0 {
 		return func() {}, nil
 	}

@@ -1,0 +1,192 @@
+package main
+
+// Opening the configured store and its event bus, by driver: the one place that knows which
+// packages implement them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/natsbus"
+	"github.com/transcript-bridge/bridge/bridge/postgres"
+	pgbus "github.com/transcript-bridge/bridge/bridge/postgres/bus"
+	"github.com/transcript-bridge/bridge/bridge/relay"
+	"github.com/transcript-bridge/bridge/bridge/sqlite"
+	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
+)
+
+// database is an opened store: the store contract, its schema version and its own bus (the
+// outbox every write publishes its events on).
+type database interface {
+	bridge.Store
+	// SchemaVersion returns the database's schema version.
+	SchemaVersion(ctx context.Context) (int, error)
+	// events returns a subscriber of the store's bus in consumer group, and a publisher on it
+	// (for the poison queue).
+	events(group string) (relay.Subscriber, message.Publisher, error)
+}
+
+// sqliteDB is the embedded SQLite store.
+type sqliteDB struct{ *sqlite.Store }
+
+var _ database = sqliteDB{}
+
+func (d sqliteDB) events(group string) (relay.Subscriber, message.Publisher, error) {
+	sub, pub, err := d.Bus(bus.SubscriberConfig{ConsumerGroup: group, Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sub, pub, nil
+}
+
+// postgresDB is the PostgreSQL store.
+type postgresDB struct{ *postgres.Store }
+
+var _ database = postgresDB{}
+
+func (d postgresDB) events(group string) (relay.Subscriber, message.Publisher, error) {
+	sub, pub, err := d.Bus(pgbus.SubscriberConfig{ConsumerGroup: group, PollInterval: 100 * time.Millisecond}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sub, pub, nil
+}
+
+// storeDSN returns the configured DSN: store.dsn, or the content of store.dsn_file.
+func storeDSN(cfg *Config) (string, error) {
+	if cfg.Store.DSNFile == "" {
+		return cfg.Store.DSN, nil
+	}
+	b, err := os.ReadFile(cfg.Store.DSNFile)
+	if err != nil {
+		return "", fmt.Errorf("store.dsn_file: %w", err)
+	}
+	dsn := strings.TrimSpace(string(b))
+	if dsn == "" {
+		return "", fmt.Errorf("store.dsn_file: %s is empty", cfg.Store.DSNFile)
+	}
+	return dsn, nil
+}
+
+// openDatabase opens the configured store, migrating it to the schema this bridge carries; a
+// SQLite file is created when it does not exist. It fails with an error starting with the key at
+// fault (store.dsn, store.dsn_file) and never shows a password.
+func openDatabase(ctx context.Context, cfg *Config) (database, error) {
+	dsn, err := storeDSN(cfg)
+	if err != nil {
+		return nil, err
+	}
+	at := "store.dsn"
+	if cfg.Store.DSNFile != "" {
+		at = "store.dsn_file"
+	}
+	switch cfg.Store.Driver {
+	case "postgres":
+		s, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		return postgresDB{s}, nil
+	default:
+		s, err := sqlite.Open(ctx, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		return sqliteDB{s}, nil
+	}
+}
+
+// describeStore names the configured store for logs and messages, without secrets.
+func describeStore(cfg *Config) string {
+	switch {
+	case cfg.Store.Driver == "postgres" && cfg.Store.DSNFile != "":
+		return "postgres (dsn in " + cfg.Store.DSNFile + ")"
+	case cfg.Store.Driver == "postgres":
+		return "postgres " + redactDSN(cfg.Store.DSN)
+	}
+	return cfg.Store.DSN
+}
+
+// redactDSN hides the password of a postgres:// URL.
+func redactDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.LastIndex(dsn, "@"); at > i {
+			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
+				return dsn[:i+3+colon] + ":xxxxx" + dsn[at:]
+			}
+		}
+	}
+	return dsn
+}
+
+// sqliteMissing reports, for the commands that only read, a SQLite file that does not exist
+// (they never create one); PostgreSQL databases are made by their administrator.
+func sqliteMissing(cfg *Config) error {
+	if cfg.Store.Driver != "sqlite" {
+		return nil
+	}
+	if _, err := os.Stat(cfg.Store.DSN); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no database at %s (set store.dsn or --config)", cfg.Store.DSN)
+	}
+	return nil
+}
+
+// eventBus is what the relay reads and where poison goes, on the configured bus driver, with
+// what must stop when the bridge stops.
+type eventBus struct {
+	sub    relay.Subscriber
+	poison message.Publisher
+	// drain forwards every event already in the store's outbox (bus.driver nats) before a
+	// flush; nil on the store's own bus.
+	drain func(ctx context.Context) error
+	close func()
+}
+
+// openBus subscribes the relay to the configured bus: the store's own (bus.driver sql), or NATS
+// JetStream (bus.driver nats), to which a forwarder in consumer group nats-forwarder carries
+// what the store's writes publish on its own bus (the outbox stays transactional).
+func openBus(ctx context.Context, cfg *Config, db database, logger watermill.LoggerAdapter) (*eventBus, error) {
+	if cfg.Bus.Driver != "nats" {
+		sub, poison, err := db.events("relay")
+		if err != nil {
+			return nil, fmt.Errorf("bus: %w", err)
+		}
+		return &eventBus{sub: sub, poison: poison, close: func() { sub.Close() }}, nil
+	}
+	ncfg, err := cfg.Bus.nats()
+	if err != nil {
+		return nil, err
+	}
+	pub, sub, err := natsbus.New(ncfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("bus: %w", err)
+	}
+	outbox, _, err := db.events("nats-forwarder")
+	if err != nil {
+		pub.Close()
+		sub.Close()
+		return nil, fmt.Errorf("bus: %w", err)
+	}
+	fwd, err := natsbus.Forward(ctx, outbox, pub, bridge.EventsTopic, logger)
+	if err != nil {
+		outbox.Close()
+		pub.Close()
+		sub.Close()
+		return nil, err
+	}
+	return &eventBus{sub: sub, poison: pub, drain: fwd.Drain, close: func() {
+		fwd.Close()
+		outbox.Close()
+		sub.Close()
+		pub.Close()
+	}}, nil
+}
