@@ -70,7 +70,9 @@ type Pending interface {
 // reference shows them), SetDefaults and Validate.
 type Config[C any] interface {
 	*C
-	// SetDefaults fills in the defaults of the options left unset.
+	// SetDefaults fills in the defaults of the options left unset. Register calls it on a
+	// zero Config, before the options are decoded onto it, so a default may be true or
+	// non-zero where the zero value means something else (a given false or 0 replaces it).
 	SetDefaults()
 	// Validate returns an *OptionError naming the first option at fault, or nil.
 	Validate() error
