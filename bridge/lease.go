@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -110,4 +111,35 @@ func (p *Pipeline) keep(ctx context.Context, fn, renew func(ctx context.Context)
 		return fmt.Errorf("%w (%v)", errLeaseLost, err)
 	}
 	return err
+}
+
+// ignoreConflict drops ErrConflict: another worker or replica moved the job first and carries
+// it on.
+func ignoreConflict(err error) error {
+	if errors.Is(err, ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+// renewUpload returns the renewal of an upload's lease: the job moved on by Lease, in place,
+// from the revision the attempt holds (updated in *revision); ErrConflict means another replica
+// took the job over.
+func (p *Pipeline) renewUpload(held Job, revision *int64) func(ctx context.Context) error {
+	var mu sync.Mutex
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		held.Revision = *revision
+		held.NextAt = p.now().Add(p.Lease)
+		held.UpdatedAt = p.now()
+		err := p.Store.Update(ctx, &held, StateUploading, "")
+		if errors.Is(err, ErrConflict) {
+			return errLeaseLost
+		}
+		if err == nil {
+			*revision = held.Revision
+		}
+		return err
+	}
 }

@@ -126,3 +126,39 @@ func benchN() int {
 	}
 	return 1000
 }
+
+// BenchmarkTrackerReplicas follows 1,000 transcriptions in flight with 1 and with 3 replicas on
+// one store, each stepping with tracking at every poll, and reports the API requests per minute
+// at the default 5 s poll: one replica holds the tracker lease, so 3 cost what 1 does. Run:
+// go test ./bridge -run '^$' -bench TrackerReplicas -benchtime 1x
+func BenchmarkTrackerReplicas(b *testing.B) {
+	n := benchN()
+	const polls = 12 // one minute at 5 s
+	for _, replicas := range []int{1, 3} {
+		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
+			for range b.N {
+				e := inFlight(b, n, 2, 1000)
+				ps := []*bridge.Pipeline{e.p}
+				for i := 1; i < replicas; i++ {
+					ps = append(ps, e.replica(b, fmt.Sprint("r", i)))
+				}
+				ctx := context.Background()
+				before := len(e.sb.Journal(b))
+				for range polls {
+					var wg sync.WaitGroup
+					for _, p := range ps {
+						wg.Go(func() {
+							var uploads sync.WaitGroup
+							if err := p.Step(ctx, &uploads, true); err != nil {
+								b.Error(err)
+							}
+							uploads.Wait()
+						})
+					}
+					wg.Wait()
+				}
+				b.ReportMetric(float64(len(e.sb.Journal(b))-before), "requests/min@5s")
+			}
+		})
+	}
+}

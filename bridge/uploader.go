@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -199,37 +198,6 @@ func (p *Pipeline) uploadJob(ctx context.Context, j *Job) error {
 	return p.move(ctx, j, StateQueued, how, NewEvent(EventUploaded, j, map[string]any{"transcription_id": res.UUID, "replayed": res.Replayed}))
 }
 
-// ignoreConflict drops ErrConflict: another worker or replica moved the job first and carries
-// it on.
-func ignoreConflict(err error) error {
-	if errors.Is(err, ErrConflict) {
-		return nil
-	}
-	return err
-}
-
-// renewUpload returns the renewal of an upload's lease: the job moved on by Lease, in place,
-// from the revision the attempt holds (updated in *revision); ErrConflict means another replica
-// took the job over.
-func (p *Pipeline) renewUpload(held Job, revision *int64) func(ctx context.Context) error {
-	var mu sync.Mutex
-	return func(ctx context.Context) error {
-		mu.Lock()
-		defer mu.Unlock()
-		held.Revision = *revision
-		held.NextAt = p.now().Add(p.Lease)
-		held.UpdatedAt = p.now()
-		err := p.Store.Update(ctx, &held, StateUploading, "")
-		if errors.Is(err, ErrConflict) {
-			return errLeaseLost
-		}
-		if err == nil {
-			*revision = held.Revision
-		}
-		return err
-	}
-}
-
 // claim stores a fresh Idempotency-Key and the attempt time before any byte is sent, with the
 // attempt's lease (NextAt: now + Lease).
 func (p *Pipeline) claim(ctx context.Context, j *Job) error {
@@ -288,77 +256,6 @@ func (p *Pipeline) send(ctx context.Context, j *Job) (*api.UploadResult, error) 
 		return &pausingReader{ReadCloser: body, half: params.Size / 2}, nil
 	}
 	return p.API.Upload(ctx, params)
-}
-
-// peek reads up to n bytes of rc and returns them with a reader that yields the whole body
-// again, those bytes first, and closes rc.
-func peek(rc io.ReadCloser, n int) ([]byte, io.ReadCloser, error) {
-	head := make([]byte, n)
-	k := 0
-	for k < n {
-		m, err := rc.Read(head[k:])
-		k += m
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	head = head[:k]
-	return head, struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(head), rc), rc}, nil
-}
-
-// contentError refuses a file whose first bytes cannot be audio or video (see media.Plausible).
-type contentError struct {
-	name string
-	head []byte
-}
-
-func (e *contentError) Error() string {
-	return fmt.Sprintf("%s: content of %s is not audio or video (%s)", api.CodeUnsupportedFileFormat, e.name, media.Describe(e.head))
-}
-
-// pausingReader hits the "upload-body" failpoint half way through the body.
-type pausingReader struct {
-	io.ReadCloser
-	n, half int64
-}
-
-func (r *pausingReader) Read(b []byte) (int, error) {
-	if r.n < r.half && r.n+int64(len(b)) >= r.half {
-		b = b[:r.half-r.n]
-	}
-	n, err := r.ReadCloser.Read(b)
-	r.n += int64(n)
-	if r.n == r.half && n > 0 {
-		failpoint.Hit("upload-body")
-	}
-	return n, err
-}
-
-func spool(open func() (io.ReadCloser, error)) (string, int64, error) {
-	rc, err := open()
-	if err != nil {
-		return "", 0, err
-	}
-	defer rc.Close()
-	f, err := os.CreateTemp("", "bridge-spool-*")
-	if err != nil {
-		return "", 0, err
-	}
-	n, err := io.Copy(f, rc)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", 0, err
-	}
-	return f.Name(), n, nil
 }
 
 // uploadFailed decides what an upload error means for the job.
