@@ -42,6 +42,10 @@ var allowLists = []struct {
 	// relay, the exporter or another store, so a second store needs nothing else either.
 	{name: "the SQLite store imports only the domain", from: "bridge/sqlite/...", allow: []string{"bridge", "connectors", "bridge/sqlite/..."}},
 	{name: "the PostgreSQL store imports only the domain", from: "bridge/postgres/...", allow: []string{"bridge", "connectors", "bridge/postgres/..."}},
+	// The store copy moves one store's state to another: it opens both through their packages
+	// and reads and writes their tables; it needs nothing of the pipeline, the relay or cmd.
+	{name: "the store copy imports only the domain and the stores", from: "bridge/storecopy/...",
+		allow: []string{"bridge", "bridge/sqlite/...", "bridge/postgres/..."}},
 }
 
 // pkg is what go list says of a package.
