@@ -47,6 +47,9 @@ type Delivery struct {
 	LastError       string          `json:"last_error,omitempty"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
+	// LeaseUntil is the claim this copy was handed (Claim sets it; zero for a delivery not
+	// claimed): Record writes the new state only while the delivery is still under it.
+	LeaseUntil time.Time `json:"-"`
 }
 
 // Attempt is one try of a delivery.
@@ -65,6 +68,9 @@ type DeliveryFilter struct {
 	Since, Until time.Time
 	Limit        int
 }
+
+// ErrDeliveryNotFound is returned by DeliveryStore.Delivery and Record for an unknown delivery.
+var ErrDeliveryNotFound = errors.New("delivery not found")
 
 // ErrUnknownEvent is returned by DeliveryStore.FanOut for a message naming no stored event.
 var ErrUnknownEvent = errors.New("no such event in the outbox")

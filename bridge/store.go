@@ -114,16 +114,21 @@ type DeliveryStore interface {
 	Abandon(ctx context.Context, known []string, now time.Time) (int, error)
 	// Claim leases up to limit due deliveries of endpoint (all endpoints when empty) that is
 	// enabled, each the oldest pending one of its job at its endpoint (per-transcription order),
-	// until now+lease.
+	// until now+lease, and returns them with LeaseUntil set to it.
 	Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
-	// Record stores an attempt and the delivery's new state (status, attempts, next attempt).
+	// Record stores an attempt and the delivery's new state (status, attempts, next attempt),
+	// and frees its lease. When d.LeaseUntil is set and the delivery is no longer under that
+	// claim (its lease ran out and another relay claimed it, or it was recorded since), the
+	// attempt is kept but the state is not, and Record returns ErrConflict: the newer claim
+	// decides. ErrDeliveryNotFound for an unknown delivery.
 	Record(ctx context.Context, d *Delivery, a Attempt) error
 	// Deliveries lists deliveries matching f, newest first.
 	Deliveries(ctx context.Context, f DeliveryFilter) ([]Delivery, error)
-	// Delivery returns one delivery with its attempts.
+	// Delivery returns one delivery with its attempts, or ErrDeliveryNotFound.
 	Delivery(ctx context.Context, id string) (*Delivery, []Attempt, error)
-	// Replay makes matching deliveries pending again, due now, keeping their webhook-id. It
-	// returns how many it changed.
+	// Replay makes matching deliveries pending again, due now, keeping their webhook-id and a
+	// lease still running (an attempt in flight records its outcome; nothing is sent twice at
+	// once). It returns how many it changed.
 	Replay(ctx context.Context, ids []string, f DeliveryFilter, now time.Time) (int, error)
 	// DisableEndpoint and EnableEndpoint switch an endpoint off (after 410) and on again;
 	// DisabledEndpoints says which are off and why.

@@ -86,7 +86,11 @@ func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease
 		for i, d := range out {
 			ids[i] = d.ID
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = $1 WHERE id = ANY($2)`, now.Add(lease).UnixNano(), ids)
+		until := now.Add(lease)
+		for i := range out {
+			out[i].LeaseUntil = until.UTC()
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = $1 WHERE id = ANY($2)`, until.UnixNano(), ids)
 		return err
 	})
 	if err != nil {
@@ -111,22 +115,34 @@ func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int
 
 // Record implements bridge.DeliveryStore. It fails on an unknown delivery.
 func (s *Store) Record(ctx context.Context, d *bridge.Delivery, a bridge.Attempt) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = $1, attempts = $2, next_attempt_at = $3, lease_until = 0,
-			last_status = $4, last_error = $5, updated_at = $6 WHERE id = $7`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
-			a.Status, a.Error, a.At.UnixNano(), d.ID)
+	lost := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var lease int64
+		err := tx.QueryRowContext(ctx, `SELECT lease_until FROM deliveries WHERE id = $1 FOR UPDATE`, d.ID).Scan(&lease)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound)
+		}
 		if err != nil {
 			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("record an attempt of delivery %s: no such delivery", d.ID)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
 			VALUES ($1,$2,$3,$4,$5,$6)`, d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
 			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
 		}
+		if lost = !d.LeaseUntil.IsZero() && lease != d.LeaseUntil.UnixNano(); lost {
+			return nil // the attempt happened; the newer claim decides the state
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = $1, attempts = $2, next_attempt_at = $3, lease_until = 0,
+			last_status = $4, last_error = $5, updated_at = $6 WHERE id = $7`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
+			a.Status, a.Error, a.At.UnixNano(), d.ID); err != nil {
+			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+		}
 		return nil
 	})
+	if err == nil && lost {
+		return fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict)
+	}
+	return err
 }
 
 // deliveryWhere returns f as a condition and its arguments, numbered from $(first+1).
@@ -174,7 +190,7 @@ func (s *Store) Deliveries(ctx context.Context, f bridge.DeliveryFilter) ([]brid
 func (s *Store) Delivery(ctx context.Context, id string) (*bridge.Delivery, []bridge.Attempt, error) {
 	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, fmt.Errorf("delivery %s: not found", id)
+		return nil, nil, fmt.Errorf("delivery %s: %w", id, bridge.ErrDeliveryNotFound)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("delivery %s: %w", id, err)
@@ -200,8 +216,8 @@ func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilte
 		args = append(args, ids)
 		where += " AND id = ANY($" + strconv.Itoa(len(args)+1) + ")"
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $1, lease_until = 0,
-		updated_at = $1 WHERE `+where, append([]any{now.UnixNano()}, args...)...)
+	res, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $1,
+		lease_until = CASE WHEN lease_until > $1 THEN lease_until ELSE 0 END, updated_at = $1 WHERE `+where, append([]any{now.UnixNano()}, args...)...)
 	if err != nil {
 		return 0, fmt.Errorf("replay deliveries: %w", err)
 	}

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -121,7 +122,13 @@ func (r *Relay) deliverEndpoint(ctx context.Context, name string) (int, error) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := r.attempt(ctx, &d); err != nil {
+			err := r.attempt(ctx, &d)
+			switch {
+			case errors.Is(err, bridge.ErrConflict):
+				// This relay was paused past its lease and another claimed the delivery: the
+				// attempt is kept in its history, the other claim decides its state.
+				r.Log.Warn("delivery claimed again by another relay while this attempt ran", "endpoint", d.Endpoint, "webhook_id", d.WebhookID, "err", err)
+			case err != nil:
 				errs <- err
 			}
 		})

@@ -84,10 +84,12 @@ func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease
 			out = append(out, *d)
 		}
 		rows.Close()
-		for _, d := range out {
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = ? WHERE id = ?`, now.Add(lease).UnixNano(), d.ID); err != nil {
+		until := now.Add(lease)
+		for i := range out {
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = ? WHERE id = ?`, until.UnixNano(), out[i].ID); err != nil {
 				return err
 			}
+			out[i].LeaseUntil = until.UTC()
 		}
 		return nil
 	})
@@ -115,16 +117,32 @@ func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int
 
 // Record implements bridge.DeliveryStore.
 func (s *Store) Record(ctx context.Context, d *bridge.Delivery, a bridge.Attempt) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	lost := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var lease int64
+		err := tx.QueryRowContext(ctx, `SELECT lease_until FROM deliveries WHERE id = ?`, d.ID).Scan(&lease)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error) VALUES (?,?,?,?,?,?)`,
 			d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
-			return err
+			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = 0,
+		if lost = !d.LeaseUntil.IsZero() && lease != d.LeaseUntil.UnixNano(); lost {
+			return nil // the attempt happened; the newer claim decides the state
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = 0,
 			last_status = ?, last_error = ?, updated_at = ? WHERE id = ?`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
 			a.Status, a.Error, a.At.UnixNano(), d.ID)
 		return err
 	})
+	if err == nil && lost {
+		return fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict)
+	}
+	return err
 }
 
 func deliveryWhere(f bridge.DeliveryFilter) (string, []any) {
@@ -175,7 +193,7 @@ func (s *Store) Deliveries(ctx context.Context, f bridge.DeliveryFilter) ([]brid
 func (s *Store) Delivery(ctx context.Context, id string) (*bridge.Delivery, []bridge.Attempt, error) {
 	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, fmt.Errorf("delivery %s: not found", id)
+		return nil, nil, fmt.Errorf("delivery %s: %w", id, bridge.ErrDeliveryNotFound)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -207,8 +225,9 @@ func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilte
 			args = append(args, id)
 		}
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_until = 0,
-		updated_at = ? WHERE `+where, append([]any{now.UnixNano(), now.UnixNano()}, args...)...)
+	res, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
+		lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE 0 END, updated_at = ? WHERE `+where,
+		append([]any{now.UnixNano(), now.UnixNano(), now.UnixNano()}, args...)...)
 	if err != nil {
 		return 0, err
 	}

@@ -74,14 +74,17 @@ var claimCases = append([]testCase{
 			t.Fatalf("Claim(crm) = %s, want job a's first event (%d) and job b's (%d), not a's second", deliveryIDs(first), evs[0].ID, other.ID)
 		}
 		d.record(t, first[1], bridge.DeliveryDelivered, time.Time{}, t0.Add(time.Second))
-		if got := d.claim(t, d.Stores, "crm", t0.Add(2*time.Minute), time.Minute, 10); len(got) != 1 || got[0].EventID != evs[0].ID {
-			t.Errorf("Claim(crm) after the lease while a's first event is still pending = %s, want it again (its second waits)", deliveryIDs(got))
+		again := d.claim(t, d.Stores, "crm", t0.Add(2*time.Minute), time.Minute, 10)
+		if len(again) != 1 || again[0].EventID != evs[0].ID {
+			t.Fatalf("Claim(crm) after the lease while a's first event is still pending = %s, want it again (its second waits)", deliveryIDs(again))
 		}
-		d.record(t, first[0], bridge.DeliveryPending, t0.Add(time.Hour), t0.Add(2*time.Minute))
+		d.record(t, again[0], bridge.DeliveryPending, t0.Add(time.Hour), t0.Add(2*time.Minute))
 		if got := d.claim(t, d.Stores, "crm", t0.Add(3*time.Minute), time.Minute, 10); len(got) != 0 {
 			t.Errorf("Claim(crm) while a's first event waits for its retry = %s, want none (a's second waits behind it)", deliveryIDs(got))
 		}
-		d.record(t, first[0], bridge.DeliveryDead, time.Time{}, t0.Add(4*time.Minute))
+		unclaimed := again[0]
+		unclaimed.LeaseUntil = time.Time{} // given up by hand, not by a claim
+		d.record(t, unclaimed, bridge.DeliveryDead, time.Time{}, t0.Add(4*time.Minute))
 		if got := d.claim(t, d.Stores, "crm", t0.Add(5*time.Minute), time.Minute, 10); len(got) != 1 || got[0].EventID != evs[1].ID {
 			t.Errorf("Claim(crm) once a's first event is dead = %s, want a's second (%d)", deliveryIDs(got), evs[1].ID)
 		}
@@ -162,6 +165,22 @@ func (d *db) claim(t *testing.T, s Stores, endpoint string, now time.Time, lease
 }
 
 var replayCases = []testCase{
+	{"keeps a running lease", func(t *testing.T, d *db) {
+		// An attempt is in flight when an operator replays the delivery: nobody else may claim
+		// it until that attempt is recorded or its lease runs out.
+		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
+		inFlight := d.claim(t, d.Stores, "crm", t0, time.Hour, 1)[0]
+		if n, err := d.Replay(ctx, []string{inFlight.ID}, bridge.DeliveryFilter{}, t0.Add(time.Minute)); err != nil || n != 1 {
+			t.Fatalf("Replay(%s) = %d, %v; want 1", inFlight.ID, n, err)
+		}
+		if c := d.claim(t, d.another(), "crm", t0.Add(2*time.Minute), time.Hour, 10); len(c) != 0 {
+			t.Errorf("Claim(crm) while the replayed delivery's attempt is in flight = %s, want none", deliveryIDs(c))
+		}
+		inFlight.Status, inFlight.Attempts = bridge.DeliveryDelivered, 1
+		if err := d.Record(ctx, &inFlight, bridge.Attempt{At: t0.Add(3 * time.Minute), Status: 200}); err != nil {
+			t.Errorf("Record(the attempt in flight) after Replay = %v, want nil", err)
+		}
+	}},
 	{"by id", func(t *testing.T, d *db) {
 		dl := d.fanOut(t, d.events(t, 1)[0], t0, "crm")[0]
 		d.record(t, dl, bridge.DeliveryDead, time.Time{}, t0)

@@ -151,11 +151,33 @@ var recordCases = []testCase{
 	{"unknown delivery", func(t *testing.T, d *db) {
 		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
 		missing := bridge.Delivery{ID: "missing", Status: bridge.DeliveryDelivered, Attempts: 1}
-		if err := d.Record(ctx, &missing, bridge.Attempt{At: t0, Status: 200}); err == nil {
-			t.Errorf("Record(missing) = nil, want an error")
+		if err := d.Record(ctx, &missing, bridge.Attempt{At: t0, Status: 200}); !errors.Is(err, bridge.ErrDeliveryNotFound) {
+			t.Errorf("Record(missing) = %v, want ErrDeliveryNotFound", err)
 		}
-		if got, attempts, err := d.Delivery(ctx, "missing"); err == nil || got != nil || len(attempts) != 0 {
-			t.Errorf("Delivery(missing) after Record(missing) = %+v, %+v, %v; want an error and nothing", got, attempts, err)
+		if got, attempts, err := d.Delivery(ctx, "missing"); !errors.Is(err, bridge.ErrDeliveryNotFound) || got != nil || len(attempts) != 0 {
+			t.Errorf("Delivery(missing) after Record(missing) = %+v, %+v, %v; want ErrDeliveryNotFound and nothing", got, attempts, err)
+		}
+	}},
+	{"a claimer whose lease was taken over keeps its attempt, not its state", func(t *testing.T, d *db) {
+		// A relay claims the delivery, is paused past its lease; another claims it and delivers
+		// it. The first, back late with a failure, must not make the delivery pending again.
+		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
+		late := d.claim(t, d.Stores, "crm", t0, time.Minute, 1)[0]
+		if !late.LeaseUntil.Equal(t0.Add(time.Minute)) {
+			t.Errorf("Claim(crm, lease 1m)[0].LeaseUntil = %v, want %v", late.LeaseUntil, t0.Add(time.Minute))
+		}
+		taker := d.claim(t, d.another(), "crm", t0.Add(2*time.Minute), time.Minute, 1)[0]
+		taker.Status, taker.Attempts = bridge.DeliveryDelivered, 1
+		if err := d.Record(ctx, &taker, bridge.Attempt{At: t0.Add(2 * time.Minute), Status: 200}); err != nil {
+			t.Fatalf("Record(taker, 200) = %v", err)
+		}
+		late.Status, late.Attempts, late.NextAttemptAt = bridge.DeliveryPending, 1, t0.Add(time.Hour)
+		if err := d.Record(ctx, &late, bridge.Attempt{At: t0.Add(3 * time.Minute), Status: 503}); !errors.Is(err, bridge.ErrConflict) {
+			t.Errorf("Record(late claimer, 503) = %v, want ErrConflict", err)
+		}
+		got, attempts, _ := d.Delivery(ctx, late.ID)
+		if got.Status != bridge.DeliveryDelivered || got.LastStatus != 200 || len(attempts) != 2 {
+			t.Errorf("Delivery(%s) = %s, last %d, %d attempts; want delivered, last 200, both attempts kept", late.ID, got.Status, got.LastStatus, len(attempts))
 		}
 	}},
 }
