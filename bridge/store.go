@@ -142,10 +142,14 @@ type ExportStore interface {
 	// ClaimRun reserves (export, tick) until now+lease: true when the row is new (INSERT … ON
 	// CONFLICT DO NOTHING), or failed, or running with its lease run out (a killed runner).
 	ClaimRun(ctx context.Context, export string, tick, now time.Time, lease time.Duration) (bool, error)
-	// RenewRun extends a claimed run's lease.
-	RenewRun(ctx context.Context, export string, tick, until time.Time) error
+	// RenewRun extends to until the lease of a run still running under held (the lease its
+	// runner claimed or last renewed: now+lease of ClaimRun). ErrConflict when it is not: the
+	// run was claimed again after its lease ran out (this runner was paused), or finished.
+	RenewRun(ctx context.Context, export string, tick, held, until time.Time) error
 	// FinishRun stores r's outcome, the ids it exported, the event and, when advanceTo is set,
-	// moves the export's checkpoint forward to it, in one transaction.
+	// moves the export's checkpoint forward to it, in one transaction. When r.LeaseUntil is
+	// set, only a run still running under that lease is finished; ErrConflict otherwise (a
+	// newer claim decides), and nothing is written.
 	FinishRun(ctx context.Context, r ExportRun, ids []string, advanceTo time.Time, ev Event) error
 	// Exported returns which of ids the export has already written in a finished run.
 	Exported(ctx context.Context, export string, ids []string) (map[string]bool, error)

@@ -56,14 +56,17 @@ func (e *Exporter) RunWindow(ctx context.Context, c *Config, tick time.Time, w W
 	if lease == 0 {
 		lease = 10 * time.Minute
 	}
-	ok, err := e.Store.ClaimRun(ctx, c.Name, tick, e.now(), lease)
+	claimed := e.now()
+	ok, err := e.Store.ClaimRun(ctx, c.Name, tick, claimed, lease)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, ErrBusy
 	}
-	run := bridge.ExportRun{Export: c.Name, Tick: tick, From: w.From, Until: w.Until, StartedAt: e.now()}
+	// LeaseUntil is this runner's claim: renewed as it writes, checked when it finishes, so a
+	// runner paused past its lease finishes nothing another one took over.
+	run := bridge.ExportRun{Export: c.Name, Tick: tick, From: w.From, Until: w.Until, StartedAt: claimed, LeaseUntil: claimed.Add(lease)}
 	m, err := e.write(ctx, c, tick, w, &run, lease)
 	run.FinishedAt = e.now()
 	var advanceTo time.Time
@@ -109,8 +112,24 @@ func (e *Exporter) write(ctx context.Context, c *Config, tick time.Time, w Windo
 	if err != nil {
 		return nil, err
 	}
-	renew := func() { e.Store.RenewRun(ctx, c.Name, tick, e.now().Add(lease)) }
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	renew := func() {
+		until := e.now().Add(lease)
+		err := e.Store.RenewRun(ctx, c.Name, tick, run.LeaseUntil, until)
+		switch {
+		case err == nil:
+			run.LeaseUntil = until
+		case errors.Is(err, bridge.ErrConflict):
+			lost(err) // another runner took the tick over: stop writing
+		default:
+			e.log().Warn("export renew", "export", c.Name, "err", err)
+		}
+	}
 	m, err := e.Write(ctx, c, tick, w, items, dest, renew)
+	if cause := context.Cause(ctx); errors.Is(cause, bridge.ErrConflict) {
+		return nil, cause
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +147,11 @@ func LatestTick(c *Config, from, now time.Time) time.Time {
 	}
 	return last
 }
+
+// scheduledTick is the tick of a firing at t: its minute. Cron specs fire on the minute; the
+// firings of an @every schedule, which each replica counts from its own start, share the tick
+// of their minute, so every replica and a catch-up name the same one.
+func scheduledTick(t time.Time) time.Time { return t.Truncate(time.Minute) }
 
 // CatchUp runs, once each, the latest tick of every export that passed without a run while
 // the bridge was down (not once per missed tick).
@@ -147,7 +171,12 @@ func (e *Exporter) CatchUp(ctx context.Context, exports []*Config) error {
 				continue // never ran and no since: the schedule starts it
 			}
 		}
-		tick := LatestTick(c, from, e.now())
+		// The tick the schedule's firing would run (see scheduledTick): an @every schedule's
+		// own ticks fall between those, and a run at one would overlap the schedule's.
+		tick := scheduledTick(LatestTick(c, from, e.now()))
+		if !tick.After(from) {
+			tick = time.Time{}
+		}
 		if tick.IsZero() && ok {
 			// No tick passed since the last run; take that run over if it was cut short.
 			if runs, err := e.Store.Runs(ctx, c.Name, 1); err == nil && len(runs) == 1 && runs[0].Status != bridge.ExportCompleted {
@@ -172,7 +201,7 @@ func (e *Exporter) Schedule(ctx context.Context, exports []*Config) (stop func()
 	cr := cron.New(cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
 	for _, c := range exports {
 		if _, err := cr.AddFunc(c.Schedule, func() {
-			tick := e.now().Truncate(time.Minute) // cron fires on the minute
+			tick := scheduledTick(e.now())
 			if _, err := e.RunTick(ctx, c, tick); err != nil && !errors.Is(err, ErrBusy) {
 				e.log().Error("export", "export", c.Name, "tick", tick, "err", err)
 			}

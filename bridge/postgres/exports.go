@@ -32,10 +32,14 @@ func (s *Store) ClaimRun(ctx context.Context, name string, tick, now time.Time, 
 }
 
 // RenewRun implements bridge.ExportStore.
-func (s *Store) RenewRun(ctx context.Context, name string, tick, until time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE export_runs SET lease_until = $1 WHERE export = $2 AND tick = $3`,
-		until.UnixNano(), name, tick.UnixNano()); err != nil {
+func (s *Store) RenewRun(ctx context.Context, name string, tick, held, until time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE export_runs SET lease_until = $1 WHERE export = $2 AND tick = $3 AND status = $4 AND lease_until = $5`,
+		until.UnixNano(), name, tick.UnixNano(), bridge.ExportRunning, held.UnixNano())
+	if err != nil {
 		return fmt.Errorf("renew export %s run at %s: %w", name, tick.UTC().Format(time.RFC3339), err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("renew export %s run at %s: not running under its lease: %w", name, tick.UTC().Format(time.RFC3339), bridge.ErrConflict)
 	}
 	return nil
 }
@@ -46,13 +50,16 @@ func (s *Store) FinishRun(ctx context.Context, r bridge.ExportRun, ids []string,
 	at := r.Tick.UTC().Format(time.RFC3339)
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE export_runs SET status = $1, lease_until = 0, window_from = $2, window_to = $3, location = $4,
-			listed = $5, exported = $6, skipped = $7, error = $8, finished_at = $9 WHERE export = $10 AND tick = $11`,
+			listed = $5, exported = $6, skipped = $7, error = $8, finished_at = $9 WHERE export = $10 AND tick = $11
+			AND ($12::bigint = 0 OR (status = $13 AND lease_until = $12))`,
 			r.Status, r.From.UnixNano(), r.Until.UnixNano(), r.Location, r.Listed, r.Exported, r.Skipped, r.Error, r.FinishedAt.UnixNano(),
-			r.Export, r.Tick.UnixNano())
+			r.Export, r.Tick.UnixNano(), nanos(r.LeaseUntil), bridge.ExportRunning)
 		if err != nil {
 			return fmt.Errorf("finish export %s run at %s: %w", r.Export, at, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n, _ := res.RowsAffected(); n == 0 && !r.LeaseUntil.IsZero() {
+			return fmt.Errorf("finish export %s run at %s: not running under its lease: %w", r.Export, at, bridge.ErrConflict)
+		} else if n == 0 {
 			return fmt.Errorf("finish export %s run at %s: no such run (never claimed)", r.Export, at)
 		}
 		if len(ids) > 0 {

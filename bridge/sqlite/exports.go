@@ -40,24 +40,34 @@ func (s *Store) ClaimRun(ctx context.Context, name string, tick, now time.Time, 
 }
 
 // RenewRun implements bridge.ExportStore.
-func (s *Store) RenewRun(ctx context.Context, name string, tick, until time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE export_runs SET lease_until = ? WHERE export = ? AND tick = ?`, until.UnixNano(), name, tick.UnixNano())
-	return err
+func (s *Store) RenewRun(ctx context.Context, name string, tick, held, until time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE export_runs SET lease_until = ? WHERE export = ? AND tick = ? AND status = ? AND lease_until = ?`,
+		until.UnixNano(), name, tick.UnixNano(), bridge.ExportRunning, held.UnixNano())
+	if err != nil {
+		return fmt.Errorf("renew export %s run at %s: %w", name, tick.UTC().Format(time.RFC3339), err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("renew export %s run at %s: not running under its lease: %w", name, tick.UTC().Format(time.RFC3339), bridge.ErrConflict)
+	}
+	return nil
 }
 
 // FinishRun implements bridge.ExportStore.
 func (s *Store) FinishRun(ctx context.Context, r bridge.ExportRun, ids []string, advanceTo time.Time, ev bridge.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE export_runs SET status = ?, lease_until = 0, window_from = ?, window_to = ?, location = ?,
-			listed = ?, exported = ?, skipped = ?, error = ?, finished_at = ? WHERE export = ? AND tick = ?`,
+			listed = ?, exported = ?, skipped = ?, error = ?, finished_at = ? WHERE export = ? AND tick = ?
+			AND (? = 0 OR (status = ? AND lease_until = ?))`,
 			r.Status, r.From.UnixNano(), r.Until.UnixNano(), r.Location, r.Listed, r.Exported, r.Skipped, r.Error, r.FinishedAt.UnixNano(),
-			r.Export, r.Tick.UnixNano())
+			r.Export, r.Tick.UnixNano(), nanos(r.LeaseUntil), bridge.ExportRunning, nanos(r.LeaseUntil))
 		if err != nil {
 			return err
 		}
 		// A run never claimed has no row: write nothing rather than its items, checkpoint and
-		// event without the run.
-		if n, _ := res.RowsAffected(); n == 0 {
+		// event without the run; nor for a runner whose claim another one took over.
+		if n, _ := res.RowsAffected(); n == 0 && !r.LeaseUntil.IsZero() {
+			return fmt.Errorf("finish export %s run at %s: not running under its lease: %w", r.Export, r.Tick.UTC().Format(time.RFC3339), bridge.ErrConflict)
+		} else if n == 0 {
 			return fmt.Errorf("finish export %s run at %s: no such run (never claimed)", r.Export, r.Tick.UTC().Format(time.RFC3339))
 		}
 		for _, id := range ids {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -97,10 +98,36 @@ func claimRunRace(t *testing.T, hs []Stores, now time.Time) int {
 }
 
 var renewRunCases = []testCase{
+	{"a runner whose claim was taken over cannot renew or finish it", func(t *testing.T, d *db) {
+		// The first runner is paused past its lease; a second claims the tick. Back late, the
+		// first can neither renew nor finish the run: the second's claim decides.
+		d.claimRun(t, d.Stores, "nightly", t0, t0)
+		first := t0.Add(lease)
+		later := t0.Add(lease + time.Second)
+		d.claimRun(t, d.another(), "nightly", t0, later)
+		if err := d.RenewRun(ctx, "nightly", t0, first, first.Add(lease)); !errors.Is(err, bridge.ErrConflict) {
+			t.Errorf("RenewRun(nightly, the first runner's lease) after a take-over = %v, want ErrConflict", err)
+		}
+		r := finished("nightly", t0)
+		r.LeaseUntil = first
+		if err := d.FinishRun(ctx, r, []string{"tr-1"}, r.Until, bridge.Event{Type: bridge.EventExportCompleted}); !errors.Is(err, bridge.ErrConflict) {
+			t.Errorf("FinishRun(nightly, the first runner's lease) after a take-over = %v, want ErrConflict", err)
+		}
+		if runs, _ := d.Runs(ctx, "nightly", 1); len(runs) != 1 || runs[0].Status != bridge.ExportRunning || !runs[0].LeaseUntil.Equal(later.Add(lease)) {
+			t.Errorf("Runs(nightly, 1) = %+v; want the second runner's claim, running until %v", runs, later.Add(lease))
+		}
+		if ex, _ := d.Exported(ctx, "nightly", []string{"tr-1"}); ex["tr-1"] {
+			t.Error("Exported(nightly, tr-1) after the late runner's FinishRun = true, want nothing written")
+		}
+		r.LeaseUntil = later.Add(lease)
+		if err := d.FinishRun(ctx, r, []string{"tr-1"}, r.Until, bridge.Event{}); err != nil {
+			t.Errorf("FinishRun(nightly, the second runner's lease) = %v, want nil", err)
+		}
+	}},
 	{"extends the lease", func(t *testing.T, d *db) {
 		d.claimRun(t, d.Stores, "nightly", t0, t0)
 		until := t0.Add(3 * lease)
-		if err := d.RenewRun(ctx, "nightly", t0, until); err != nil {
+		if err := d.RenewRun(ctx, "nightly", t0, t0.Add(lease), until); err != nil {
 			t.Fatalf("RenewRun(nightly, %v, %v) = %v", t0, until, err)
 		}
 		if ok, _ := d.another().ClaimRun(ctx, "nightly", t0, t0.Add(lease+time.Second), lease); ok {
@@ -114,7 +141,7 @@ var renewRunCases = []testCase{
 		}
 	}},
 	{"unknown run", func(t *testing.T, d *db) {
-		d.RenewRun(ctx, "nightly", t0, t0.Add(lease)) // an error or nothing: either way no run
+		d.RenewRun(ctx, "nightly", t0, t0.Add(lease), t0.Add(2*lease)) // an error or nothing: either way no run
 		if runs, err := d.Runs(ctx, "", 10); err != nil || len(runs) != 0 {
 			t.Errorf("Runs() after RenewRun of a run never claimed = %+v, %v; want none", runs, err)
 		}
