@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -83,6 +85,7 @@ func storeCopy(cmd *cobra.Command, from, to, format string, batch int) error {
 	}
 	defer dst.Close()
 	log.Info("copying the store", "from", src.String(), "to", dst.String())
+	warnRunning(cmd, log, src)
 	report, err := storecopy.Copy(ctx, src, dst, storecopy.Options{Batch: batch, Progress: func(table string, rows int64) {
 		log.Info("copied", "table", table, "rows", rows)
 	}})
@@ -92,6 +95,22 @@ func storeCopy(cmd *cobra.Command, from, to, format string, batch int) error {
 		}
 	}
 	return err
+}
+
+// warnRunning warns when the source has leases that have not run out: a bridge may still be
+// running on it, and what it writes after the copy's snapshot is not copied.
+func warnRunning(cmd *cobra.Command, log *slog.Logger, src *storecopy.Database) {
+	leases, err := src.Store().Leases(cmd.Context())
+	if err != nil {
+		log.Warn("cannot read the source's leases", "err", err)
+		return
+	}
+	for _, l := range leases {
+		if l.Until.After(time.Now()) {
+			log.Warn("a bridge may still be running on the source: stop it first, or what it writes after the copy is lost",
+				"lease", l.Name, "holder", l.Holder, "until", l.Until.Format(time.RFC3339))
+		}
+	}
 }
 
 // printCopyReport writes the verification as a table, one line per table, and what was done.
