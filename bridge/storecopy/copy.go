@@ -39,10 +39,13 @@ type NotEmptyError struct {
 
 // TableRows is a table and how many rows it holds.
 type TableRows struct {
+	// Table is the table's name.
 	Table string `json:"table"`
-	Rows  int64  `json:"rows"`
+	// Rows is how many rows it holds.
+	Rows int64 `json:"rows"`
 }
 
+// Error names the destination and what it holds, and says that nothing was copied.
 func (e *NotEmptyError) Error() string {
 	parts := make([]string, len(e.Tables))
 	for i, t := range e.Tables {

@@ -23,6 +23,7 @@ type Report struct {
 
 // TableCheck compares one table on both sides.
 type TableCheck struct {
+	// Table is the table's name.
 	Table string `json:"table"`
 	// Rows and Checksum are the source's; the checksum is the SHA-256 of the rows in key order,
 	// each value written out as text (see checksum).
