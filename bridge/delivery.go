@@ -70,7 +70,7 @@ type DeliveryFilter struct {
 }
 
 // ErrDeliveryNotFound is returned by DeliveryStore.Delivery and Record for an unknown delivery.
-var ErrDeliveryNotFound = errors.New("delivery not found")
+var ErrDeliveryNotFound = errors.New("not found")
 
 // ErrUnknownEvent is returned by DeliveryStore.FanOut for a message naming no stored event.
 var ErrUnknownEvent = errors.New("no such event in the outbox")
