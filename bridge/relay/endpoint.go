@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"time"
 
@@ -32,31 +33,40 @@ const (
 	PayloadThin = "thin" // ids and links only
 )
 
-// EndpointConfig is one webhook endpoint as configured.
+// EndpointConfig is one webhook endpoint as configured: an entry of the bridge's webhooks
+// section, loaded by koanf into it with the keys of its tags. The secrets are read from
+// secret_file or secret by ReadSecrets (NewEndpoint calls it).
 type EndpointConfig struct {
-	// Name identifies the endpoint in commands and logs.
-	Name string
-	// URL receives the POSTs (http or https).
-	URL string
-	// Secrets sign every message; several while a secret rotates (the new one first).
-	Secrets []webhook.Secret
-	// Events the endpoint receives; empty means every type.
-	Events []string
+	// Name identifies the endpoint in commands and logs (bridge endpoints, bridge deliveries).
+	Name string `koanf:"name"`
+	// URL receives the POSTs (http or https; no credentials in it: use headers).
+	URL string `koanf:"url"`
+	// SecretFile holds the whsec_ secret(s) that sign every message, newest first (several,
+	// separated by spaces, commas or lines, while a secret rotates).
+	SecretFile string `koanf:"secret_file"`
+	// Secret inlines one secret instead of secret_file (avoid: it ends up in the file).
+	Secret string `koanf:"secret"`
+	// Secrets sign every message; several while a secret rotates (the new one first). Set in
+	// Go, or read from SecretFile or Secret by ReadSecrets.
+	Secrets []webhook.Secret `koanf:"-"`
+	// Events are the event types the endpoint receives; empty means every type.
+	Events []string `koanf:"events"`
 	// Filter is an optional jq expression; a message is sent only when it yields true.
-	Filter string
+	Filter string `koanf:"filter"`
 	// Transform is an optional jq expression producing the body's data from the message.
-	Transform string
-	// Headers are added to every request.
-	Headers map[string]string
-	// Timeout bounds one attempt (default 15 s, at most 60 s).
-	Timeout time.Duration
-	// Payload is full (default) or thin.
-	Payload string
-	// AllowPrivate lets the endpoint resolve to loopback, private or link-local addresses.
-	AllowPrivate bool
-	// RetrySchedule is the wait before each retry; empty uses Schedule (about ten attempts over
-	// about three days). Its length plus one is the number of attempts before a dead letter.
-	RetrySchedule []time.Duration
+	Transform string `koanf:"transform"`
+	// Headers are added to every request (an Authorization header, for instance).
+	Headers map[string]string `koanf:"headers"`
+	// Timeout bounds one attempt (at most 60s).
+	Timeout time.Duration `koanf:"timeout"`
+	// Payload is full (the transcription record, plus source and job) or thin (ids and links).
+	Payload string `koanf:"payload"`
+	// AllowPrivate lets the endpoint resolve to loopback, private or link-local addresses
+	// (refused otherwise, against SSRF).
+	AllowPrivate bool `koanf:"allow_private"`
+	// RetrySchedule is the wait before each retry (by default about ten attempts over about
+	// three days); its length plus one is the number of attempts before a dead letter.
+	RetrySchedule []time.Duration `koanf:"retry_schedule"`
 }
 
 // Endpoint is a checked endpoint with its jq programs compiled.
@@ -83,8 +93,9 @@ func (c *EndpointConfig) setDefaults() {
 }
 
 // Validate returns the first setting at fault, its error starting with the key (as in
-// "url: ..."; the secrets are secret_file), or nil. Unset fields are valid: they take their
-// defaults.
+// "url: ..."; missing secrets are secret_file's), or nil. Unset fields are valid: they take
+// their defaults. It reads no file: a secret_file or secret not read yet (ReadSecrets) counts
+// as a secret.
 func (c *EndpointConfig) Validate() error {
 	if c.Name == "" {
 		return errors.New("name: required")
@@ -95,7 +106,9 @@ func (c *EndpointConfig) Validate() error {
 		return fmt.Errorf("url: %q is not an http(s) URL", c.URL)
 	case u.User != nil:
 		return errors.New("url: must not carry credentials; use headers")
-	case len(c.Secrets) == 0:
+	case c.SecretFile != "" && c.Secret != "":
+		return errors.New("secret_file: set secret_file or secret, not both")
+	case len(c.Secrets) == 0 && c.SecretFile == "" && c.Secret == "":
 		return errors.New("secret_file: a secret is required")
 	case c.Timeout < 0 || c.Timeout > time.Minute:
 		return fmt.Errorf("timeout: %v is not within 0 to 60s", c.Timeout)
@@ -121,15 +134,51 @@ func (c *EndpointConfig) Validate() error {
 	return nil
 }
 
-// NewEndpoint checks c (Validate), fills in its defaults and compiles its jq expressions. The
-// error names the endpoint and the setting at fault ("webhook crm: url: ...").
+// ReadSecrets sets Secrets, when empty, to the secrets of the file SecretFile or of Secret
+// (webhook.ParseSecrets). The error starts with the key at fault ("secret_file: open ...",
+// "secret_file: secret: must start with whsec_", or for Secret ParseSecrets' own "secret:
+// ...") and never contains a secret; it is "secret_file: a secret is required" when neither
+// holds one.
+func (c *EndpointConfig) ReadSecrets() error {
+	if len(c.Secrets) > 0 {
+		return nil
+	}
+	text, from := c.Secret, "" // ParseSecrets' errors start with "secret: ", the key of Secret
+	if c.SecretFile != "" {
+		b, err := os.ReadFile(c.SecretFile)
+		if err != nil {
+			return fmt.Errorf("secret_file: %w", err)
+		}
+		text, from = string(b), "secret_file: "
+	}
+	secrets, err := webhook.ParseSecrets(text)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s%w", from, err)
+	case len(secrets) == 0 && c.SecretFile != "":
+		return fmt.Errorf("secret_file: %s holds no secret", c.SecretFile)
+	case len(secrets) == 0:
+		return errors.New("secret_file: a secret is required")
+	}
+	c.Secrets = secrets
+	return nil
+}
+
+// NewEndpoint checks c (Validate), reads its secrets (ReadSecrets; the endpoint keeps them
+// parsed, not Secret's text), fills in its defaults and compiles its jq expressions. The error
+// names the endpoint and the setting at fault ("webhook crm: url: ...").
 func NewEndpoint(c EndpointConfig) (*Endpoint, error) {
-	if err := c.Validate(); err != nil {
+	err := c.Validate()
+	if err == nil {
+		err = c.ReadSecrets()
+	}
+	if err != nil {
 		if c.Name == "" {
 			return nil, fmt.Errorf("webhook: %w", err)
 		}
 		return nil, fmt.Errorf("webhook %s: %w", c.Name, err)
 	}
+	c.Secret = "" // parsed into Secrets, which print redacted
 	c.setDefaults()
 	e := &Endpoint{EndpointConfig: c}
 	e.filter, _ = compile(c.Filter)

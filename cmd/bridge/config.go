@@ -18,6 +18,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/export"
+	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -44,21 +45,7 @@ const defaultConfigPath = "configs/bridge.yaml"
 // variables ("__" nests: BRIDGE_STORE__DSN), then --set key=value flags.
 type Config struct {
 	// API is the transcription service the bridge uploads to and polls.
-	API struct {
-		// BaseURL of the transcription API; empty starts the sandbox in-process.
-		BaseURL string `koanf:"base_url"`
-		// Key is the API key; prefer key_file or the BRIDGE_API_KEY variable.
-		Key string `koanf:"key"`
-		// KeyFile holds the API key.
-		KeyFile string `koanf:"key_file"`
-		// PollInterval is how often the tracker lists transcriptions (default 5s).
-		PollInterval time.Duration `koanf:"poll_interval"`
-		// UploadConcurrency bounds simultaneous uploads (default 4, at most 10).
-		UploadConcurrency int `koanf:"upload_concurrency"`
-		// RequestsPerMinute is the client-side limit on data requests per minute (default 500,
-		// the documented limit; raise it only for a workspace granted more).
-		RequestsPerMinute int `koanf:"requests_per_minute"`
-	} `koanf:"api"`
+	API APIConfig `koanf:"api"`
 	// Store is the bridge's own database: jobs, deliveries, checkpoints.
 	Store struct {
 		// Driver is the database kind: sqlite (default; one file, one machine) or postgres
@@ -93,7 +80,7 @@ type Config struct {
 	// Sources are where recordings come from.
 	Sources []SourceConfig `koanf:"sources"`
 	// Webhooks are the endpoints events are pushed to.
-	Webhooks []WebhookConfig `koanf:"webhooks"`
+	Webhooks []relay.EndpointConfig `koanf:"webhooks"`
 	// Exports are the scheduled archives of completed transcripts.
 	Exports []export.Config `koanf:"exports"`
 	// Server is the bridge's HTTP server, for webhooks from sources (POST /hooks/<type>/<name>).
@@ -102,47 +89,11 @@ type Config struct {
 		Addr string `koanf:"addr"`
 	} `koanf:"server"`
 	// Relay sends the events to the webhooks.
-	Relay struct {
-		// Lease is how long a delivery being sent is reserved (default 2m); after a crash it is
-		// sent again once the lease has run out.
-		Lease time.Duration `koanf:"lease"`
-		// Interval is how often due deliveries are looked for (default 500ms).
-		Interval time.Duration `koanf:"interval"`
-	} `koanf:"relay"`
+	Relay RelayConfig `koanf:"relay"`
 
 	// origins remembers which file position, variable or flag set each key (for errors found
 	// after loading); nil for a Config not made by loadConfig.
 	origins *origins
-}
-
-// WebhookConfig is one webhook endpoint (see bridge/relay.EndpointConfig).
-type WebhookConfig struct {
-	// Name identifies the endpoint in commands and logs (bridge endpoints, bridge deliveries).
-	Name string `koanf:"name"`
-	// URL receives the POSTs (http or https; no credentials in it: use headers).
-	URL string `koanf:"url"`
-	// SecretFile holds the whsec_ secret(s) that sign every message, newest first (several,
-	// separated by spaces, commas or lines, while a secret rotates).
-	SecretFile string `koanf:"secret_file"`
-	// Secret inlines one secret instead of secret_file (avoid: it ends up in the file).
-	Secret string `koanf:"secret"`
-	// Events are the event types the endpoint receives; empty means every type.
-	Events []string `koanf:"events"`
-	// Filter is an optional jq expression; a message is sent only when it yields true.
-	Filter string `koanf:"filter"`
-	// Transform is an optional jq expression producing the body's data from the message.
-	Transform string `koanf:"transform"`
-	// Headers are added to every request (an Authorization header, for instance).
-	Headers map[string]string `koanf:"headers"`
-	// Timeout bounds one attempt (at most 60s).
-	Timeout time.Duration `koanf:"timeout"`
-	// Payload is full (the transcription record, plus source and job) or thin (ids and links).
-	Payload string `koanf:"payload"`
-	// AllowPrivate lets the endpoint resolve to loopback, private or link-local addresses
-	// (refused otherwise, against SSRF).
-	AllowPrivate bool `koanf:"allow_private"`
-	// RetrySchedule overrides the default retry waits (5s, 5m, 30m, 2h, 5h, 10h, 14h, 20h, 24h).
-	RetrySchedule []time.Duration `koanf:"retry_schedule"`
 }
 
 // SourceConfig is one source; keys other than the common ones are the connector's options.
@@ -287,15 +238,7 @@ func unwrapDecode(err error) error {
 }
 
 func (c *Config) setDefaults() {
-	if c.API.PollInterval == 0 {
-		c.API.PollInterval = 5 * time.Second
-	}
-	if c.API.UploadConcurrency == 0 {
-		c.API.UploadConcurrency = 4
-	}
-	if c.API.RequestsPerMinute == 0 {
-		c.API.RequestsPerMinute = 500
-	}
+	c.API.setDefaults()
 	if c.Store.Driver == "" {
 		c.Store.Driver = "sqlite"
 	}
@@ -306,12 +249,7 @@ func (c *Config) setDefaults() {
 	if c.Replica.Lease == 0 {
 		c.Replica.Lease = bridge.DefaultLease
 	}
-	if c.Relay.Lease == 0 {
-		c.Relay.Lease = 2 * time.Minute
-	}
-	if c.Relay.Interval == 0 {
-		c.Relay.Interval = 500 * time.Millisecond
-	}
+	c.Relay.setDefaults()
 	if c.Sandbox.DB == "" {
 		c.Sandbox.DB = "./data/sandbox.db"
 	}
@@ -339,23 +277,19 @@ func (c *Config) Validate() error {
 		return errors.New("store.dsn: required with store.driver postgres (postgres://user@host:5432/db, or store.dsn_file)")
 	case c.Replica.Lease != 0 && c.Replica.Lease < time.Second:
 		return fmt.Errorf("replica.lease: %v is below 1s", c.Replica.Lease)
-	case c.API.BaseURL != "" && c.API.Key == "" && c.API.KeyFile == "":
-		return errors.New("api.key_file: required with api.base_url (or set BRIDGE_API_KEY)")
-	case c.API.PollInterval < time.Second:
-		return fmt.Errorf("api.poll_interval: %v is below 1s", c.API.PollInterval)
-	case c.API.UploadConcurrency < 1 || c.API.UploadConcurrency > 10:
-		return fmt.Errorf("api.upload_concurrency: %d is not 1 to 10", c.API.UploadConcurrency)
-	case c.API.RequestsPerMinute < 1:
-		return fmt.Errorf("api.requests_per_minute: %d is below 1", c.API.RequestsPerMinute)
+	}
+	for _, v := range []interface{ Validate() error }{&c.API, &c.Relay, &c.Bus} {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	switch {
 	case c.Sandbox.TimeScale < 0:
 		return fmt.Errorf("sandbox.time_scale: must be positive")
 	case len(c.Sources) == 0 && len(c.Exports) == 0 && len(c.Webhooks) == 0:
 		// An export-only or relay-only deployment needs no source; a config with none of the
 		// three has nothing to do.
 		return errors.New("sources: nothing to do: configure at least one source, export or webhook")
-	}
-	if err := c.Bus.Validate(); err != nil {
-		return err
 	}
 	exportNames := map[string]bool{}
 	for i := range c.Exports {

@@ -64,6 +64,9 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"bus: {driver: nats, url: 'http://x'}\nsources: [{name: a, type: localdir}]", "c.yaml:1:21: bus.url: \"http://x\": scheme is not nats"},
 		{"bus: {driver: nats, max_in_flight: -1}\nsources: [{name: a, type: localdir}]", "c.yaml:1:21: bus.max_in_flight: -1 is below 1"},
 		{"replica: {lease: 10ms}\nsources: [{name: a, type: localdir}]", "c.yaml:1:11: replica.lease: 10ms is below 1s"},
+		{"relay: {interval: -1s}\nsources: [{name: a, type: localdir}]", "c.yaml:1:9: relay.interval: -1s is not positive"},
+		{"relay: {lease: -2m}\nsources: [{name: a, type: localdir}]", "c.yaml:1:9: relay.lease: -2m0s is not positive"},
+		{"webhooks: [{name: a, secrets: [x]}]", "c.yaml:1:22: webhooks[0].secrets: unknown key (webhooks[] takes name, url, secret_file, secret, events,"},
 	}
 	for _, tc := range tests {
 		path := filepath.Join(t.TempDir(), "c.yaml")
@@ -297,6 +300,44 @@ func TestComparePaths(t *testing.T) {
 	for _, tc := range tests {
 		if got := comparePaths(strings.Split(tc.a, "."), strings.Split(tc.b, ".")); got != tc.want {
 			t.Errorf("comparePaths(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestBuildEndpoints: webhooks load into relay.EndpointConfig and buildEndpoints reads their
+// secrets (secret_file or an inline secret); an error names where the setting was written, then
+// the entry and the key, and never shows the secret.
+func TestBuildEndpoints(t *testing.T) {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bridge.yaml")
+	os.WriteFile(path, []byte(twoSources), 0o644)
+	os.WriteFile(filepath.Join(dir, "whsec"), []byte(secret+"\n"), 0o600)
+	t.Chdir(dir)
+	tests := []struct {
+		sets []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"webhooks.0.secret_file=", "webhooks.0.secret=" + secret}, ""},
+		{[]string{"webhooks.0.secret_file=", "webhooks.0.secret=MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "--set webhooks.0.secret: webhooks[0].secret: must start with whsec_"},
+		{[]string{"webhooks.0.secret_file="}, "--set webhooks.0.secret_file: webhooks[0].secret_file: a secret is required"},
+		{[]string{"webhooks.0.timeout=2m"}, "--set webhooks.0.timeout: webhooks[0].timeout: 2m0s is not within 0 to 60s"},
+		{[]string{"webhooks.1.name=crm", "webhooks.1.url=https://b.example"}, `--set webhooks.1.name: webhooks[1].name: "crm" is used twice`},
+	}
+	for _, tc := range tests {
+		cfg, err := loadConfig(path, true, tc.sets)
+		if err != nil {
+			t.Fatalf("loadConfig(--set %q) = %v", tc.sets, err)
+		}
+		eps, err := buildEndpoints(cfg)
+		switch {
+		case tc.want == "" && (err != nil || len(eps) != 1 || len(eps[0].Secrets) != 1 || eps[0].Name != "crm"):
+			t.Errorf("buildEndpoints(--set %q) = %v, %v; want crm with its secret", tc.sets, eps, err)
+		case tc.want != "" && (err == nil || !strings.HasSuffix(err.Error(), tc.want)):
+			t.Errorf("buildEndpoints(--set %q) = %v, want …%s", tc.sets, err, tc.want)
+		case err != nil && strings.Contains(err.Error(), "MfKQ9r8"):
+			t.Errorf("buildEndpoints(--set %q) = %v: shows the secret", tc.sets, err)
 		}
 	}
 }

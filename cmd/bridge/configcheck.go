@@ -49,6 +49,9 @@ func fieldsOf(t reflect.Type) []field {
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+		if name == "-" { // set in Go only (a webhook's secrets, read from secret_file)
+			continue
+		}
 		if opts == "squash" && f.Type.Kind() == reflect.Struct { // its keys are the section's own
 			out = append(out, fieldsOf(f.Type)...)
 			continue

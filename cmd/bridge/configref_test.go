@@ -150,7 +150,7 @@ func configReference(root string) ([]byte, []string, error) {
 // of setDefaults, and those an export's and a webhook's checks fill in (export.Config.Validate,
 // relay.NewEndpoint), read off an entry they accept.
 func configDefaults() Config {
-	c := Config{Sources: make([]SourceConfig, 1), Webhooks: make([]WebhookConfig, 1), Exports: make([]export.Config, 1)}
+	c := Config{Sources: make([]SourceConfig, 1), Webhooks: make([]relay.EndpointConfig, 1), Exports: make([]export.Config, 1)}
 	c.setDefaults()
 	if nb := (natsbus.Config{}); nb.Validate() == nil { // the NATS bus's defaults
 		c.Bus.Config = nb
@@ -201,6 +201,9 @@ func (g *refGen) walk(t reflect.Type, decl ast.Expr, prefix, goPath string, defa
 			continue
 		}
 		af, doc := g.fieldDoc(st, f.Name, goPath)
+		if name == "-" {
+			continue // set in Go only (a webhook's secrets, read from secret_file); documented all the same
+		}
 		var decl ast.Expr
 		if af != nil {
 			decl = af.Type
@@ -499,7 +502,8 @@ func renderReference(sections []refSection) []byte {
 # Configuration reference
 
 Every key the bridge reads, generated from the doc comments of the configuration types
-(` + "`cmd/bridge/config.go`, `bridge/export/config.go`" + `) and of the connectors' options
+(` + "`cmd/bridge/*config.go`, `bridge/export/config.go`, `bridge/relay/endpoint.go`," + `
+` + "`bridge/natsbus/config.go`" + `) and of the connectors' options
 (` + "`connectors/*/options.go`" + `). After changing them, regenerate this file with
 ` + "`go generate ./cmd/bridge`" + `; a test fails while it is stale.
 

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -12,36 +11,36 @@ import (
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
-	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 )
 
-// buildEndpoints checks every configured webhook (URL, secret, events, jq programs); the error
-// names the entry.
+// buildEndpoints checks every configured webhook (URL, secrets, events, jq programs) and reads
+// its secrets. The error names where the setting at fault was written (as loadConfig's do),
+// then the entry and the key: "webhooks[0].secret_file: ...".
 func buildEndpoints(cfg *Config) ([]*relay.Endpoint, error) {
 	var out []*relay.Endpoint
 	names := map[string]bool{}
 	for i, w := range cfg.Webhooks {
-		at := fmt.Sprintf("webhooks[%d]", i)
+		fail := func(err error) error {
+			err = fmt.Errorf("webhooks[%d].%w", i, err)
+			if cfg.origins != nil {
+				err = cfg.origins.attribute(err)
+			}
+			return usageError("%v", err)
+		}
 		if names[w.Name] {
-			return nil, usageError("%s.name: %q is used twice", at, w.Name)
+			return nil, fail(fmt.Errorf("name: %q is used twice", w.Name))
 		}
 		names[w.Name] = true
-		text := w.Secret
-		if w.SecretFile != "" {
-			b, err := os.ReadFile(w.SecretFile)
-			if err != nil {
-				return nil, usageError("%s.secret_file: %v", at, err)
-			}
-			text = string(b)
+		err := w.Validate()
+		if err == nil {
+			err = w.ReadSecrets()
 		}
-		secrets, err := webhook.ParseSecrets(text)
 		if err != nil {
-			return nil, usageError("%s.secret_file: %v", at, err)
+			return nil, fail(err)
 		}
-		e, err := relay.NewEndpoint(relay.EndpointConfig{Name: w.Name, URL: w.URL, Secrets: secrets, Events: w.Events,
-			Filter: w.Filter, Transform: w.Transform, Headers: w.Headers, Timeout: w.Timeout, Payload: w.Payload, AllowPrivate: w.AllowPrivate, RetrySchedule: w.RetrySchedule})
+		e, err := relay.NewEndpoint(w)
 		if err != nil {
-			return nil, usageError("%s: %v", at, err)
+			return nil, usageError("webhooks[%d]: %v", i, err)
 		}
 		out = append(out, e)
 	}

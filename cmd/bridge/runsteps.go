@@ -105,7 +105,7 @@ func connectAPI(ctx context.Context, cfg *Config, log *slog.Logger) (client *api
 	} else if key, err = readAPIKey(key, cfg.API.KeyFile, "api.key_file"); err != nil {
 		return nil, nil, err
 	}
-	client, err = api.New(api.Config{BaseURL: base, Key: key, DataPerMinute: cfg.API.RequestsPerMinute})
+	client, err = api.New(cfg.API.clientConfig(base, key))
 	if err != nil {
 		stop()
 		return nil, nil, usageError("api: %v", err)
