@@ -2,10 +2,12 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/internal/pgtest"
 )
 
@@ -81,4 +83,58 @@ func schemaAt(t *testing.T, s *Store) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestHoldBackfill: migration 6 gives every job held before it its typed hold reason, read from
+// the beginning of its reason as the bridge matched it then (SQLite's GLOB patterns as LIKE,
+// where "_" is escaped); jobs in other states have none.
+func TestHoldBackfill(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.New(t)
+	s, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newProvider(s.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		state  bridge.State
+		reason string
+		want   bridge.HoldReason
+	}{
+		{bridge.StateHeld, "unmapped: no member matches the owner zoom:u1 <a@acme.test> (rules [identity])", bridge.HoldUnmapped},
+		{bridge.StateHeld, "insufficient_balance: the workspace has no minutes left", bridge.HoldNoBalance},
+		{bridge.StateHeld, "insufficientXbalance: not the code", bridge.HoldUpstreamSetting},
+		{bridge.StateHeld, "source_unavailable: source zoom: item m1: 503 (failing for 72h0m since …)", bridge.HoldSourceUnavailable},
+		{bridge.StateHeld, "upload: 422 author_not_member: not a member of the workspace", bridge.HoldAuthorRefused},
+		{bridge.StateHeld, "upload: 422 invalid_author: bad form", bridge.HoldAuthorRefused},
+		{bridge.StateHeld, "upload: 422 unsupported_author_type: a group", bridge.HoldAuthorRefused},
+		{bridge.StateHeld, "upload: 403 upload_scope_required: the key lacks uploads:write", bridge.HoldUpstreamSetting},
+		{bridge.StateHeld, "", bridge.HoldUpstreamSetting},
+		{bridge.StateResubmit, "insufficient_balance: needs 3.00 minutes; uploaded again once they are available", ""},
+		{bridge.StateSkipped, "unmapped: no member matches", ""},
+	}
+	for i, tc := range tests {
+		if _, err := s.db.Exec(`INSERT INTO jobs (id, source, item_id, version, recording, state, reason, created_at, updated_at)
+			VALUES ($1, 'inbox', $2, '1', '{}', $3, $4, 1, 2)`, fmt.Sprint("j", i), fmt.Sprint("item", i), tc.state, tc.reason); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s, err = Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i, tc := range tests {
+		j, err := s.Job(ctx, fmt.Sprint("j", i))
+		if err != nil || j.Hold != tc.want || j.Reason != tc.reason || j.Revision != 1 {
+			t.Errorf("job %s %q after migrations 6 and 7 = %+v, %v; want hold %q, the reason kept, revision 1", tc.state, tc.reason, j, err, tc.want)
+		}
+	}
 }

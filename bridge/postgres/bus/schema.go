@@ -19,8 +19,12 @@
 //     transaction across the handler is acceptable on PostgreSQL (MVCC: writers are not blocked,
 //     unlike SQLite's single writer), with two costs: each subscription holds a connection while
 //     a message is out, and while one is out no subscriber of any group sees messages published
-//     by transactions that began after it (the xmin horizon), until the ack. The relay's handler
-//     is short (a FanOut), so this delays, never blocks.
+//     by transactions that began after it (the xmin horizon), until the ack
+//     (TestAMessageOutHoldsBackLaterOnes). The relay's handler is short (a FanOut), so this
+//     delays, never blocks. The horizon is the server's: any transaction holding an xid, in any
+//     database of the server (a client left idle in transaction, a long batch job), holds the
+//     bus back while it runs. Operators should set idle_in_transaction_session_timeout, and give
+//     the bridge a server without long transactions (or use bus.driver: nats).
 //   - Subscribers of one group compete for the offset row: one reads while the others wait on
 //     the lock, and when the holder commits they fail with "could not serialize access due to
 //     concurrent update" (REPEATABLE READ) and query again at once. So a group reads in order,

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -65,11 +66,17 @@ func (c SubscriberConfig) Validate() error {
 }
 
 // Subscriber is watermill-sql's Subscriber on the bus's tables, with Backlog (it implements the
-// relay's Subscriber).
+// relay's Subscriber), and a Close that returns only once every channel Subscribe returned is
+// closed: watermill-sql v4.1.2's Close returns when its readers are done, a moment before each
+// closes its channel (consume's deferred WaitGroup.Done runs before close(out) in Subscribe).
 type Subscriber struct {
 	*watermillsql.Subscriber
-	db    *sql.DB
-	group string
+	db      *sql.DB
+	group   string
+	mu      sync.Mutex // orders Subscribe's wg.Add before Close's wg.Wait
+	closed  bool
+	closing chan struct{}
+	wg      sync.WaitGroup
 }
 
 var (
@@ -101,7 +108,50 @@ func NewSubscriber(db *sql.DB, cfg SubscriberConfig, logger watermill.LoggerAdap
 	if err != nil {
 		return nil, fmt.Errorf("bus: %w", err)
 	}
-	return &Subscriber{Subscriber: sub, db: db, group: cfg.ConsumerGroup}, nil
+	return &Subscriber{Subscriber: sub, db: db, group: cfg.ConsumerGroup, closing: make(chan struct{})}, nil
+}
+
+// Subscribe starts reading topic for the group (see watermill-sql's Subscriber.Subscribe). The
+// channel closes when ctx ends or the subscriber closes; a message handed out and not acked by
+// then is read again later. It fails on an invalid topic, after Close, or on a database error.
+func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, watermillsql.ErrSubscriberClosed
+	}
+	in, err := s.Subscriber.Subscribe(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *message.Message)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(out)
+		for m := range in {
+			select {
+			case out <- m:
+			case <-ctx.Done(): // not handed out, so not acked: read again later
+			case <-s.closing:
+			}
+		}
+	}()
+	return out, nil
+}
+
+// Close stops every subscription and returns once their channels are closed. It returns
+// watermill-sql's error, if any.
+func (s *Subscriber) Close() error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.closing)
+	}
+	s.mu.Unlock()
+	err := s.Subscriber.Close()
+	s.wg.Wait()
+	return err
 }
 
 // NewPublisher returns watermill-sql's Publisher writing with the bus's schema to db: a *sql.DB,
