@@ -26,8 +26,12 @@ import (
 // TestStore runs the store contract suite: a fresh database per case, and two handles (two
 // Opens, as two replicas have) on one database where a case asks for a second.
 func TestStore(t *testing.T) {
+	// Every case starts from a copy of one migrated database (CREATE DATABASE … TEMPLATE), not
+	// from migrations run again: the suite's time goes to its cases.
+	template := pgtest.New(t)
+	open(t, template).Close()
 	storetest.Run(t, func(t *testing.T) storetest.Open {
-		dsn := pgtest.New(t)
+		dsn := pgtest.NewFrom(t, template)
 		return func() storetest.Stores {
 			s, err := postgres.Open(context.Background(), dsn)
 			if err != nil {

@@ -33,6 +33,24 @@ const Example = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 // is dropped, with any connection still open to it, when the test and its subtests end.
 func New(t testing.TB) string {
 	t.Helper()
+	return create(t, "")
+}
+
+// NewFrom is New with the new database a copy of the database of dsn (made by New, with no
+// connection left open to it): CREATE DATABASE … TEMPLATE, far quicker than migrating a fresh
+// one for every case of a suite.
+func NewFrom(t testing.TB, dsn string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatalf("pgtest: template %v", err)
+	}
+	return create(t, cfg.Database)
+}
+
+// create makes the database of New, from template when it is not empty.
+func create(t testing.TB, template string) string {
+	t.Helper()
 	admin := os.Getenv(EnvDSN)
 	if admin == "" {
 		unavailable(t, EnvDSN+" is not set")
@@ -52,7 +70,11 @@ func New(t testing.TB) string {
 	defer conn.Close(context.Background())
 
 	name := "bridge_test_" + random()
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	create := "CREATE DATABASE " + name
+	if template != "" {
+		create += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if _, err := conn.Exec(ctx, create); err != nil {
 		t.Fatalf("pgtest: create database %s on %s: %v", name, where, err)
 	}
 	t.Cleanup(func() {
