@@ -25,7 +25,7 @@ func configuredClient(cfg *Config) (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := api.New(api.Config{BaseURL: cfg.API.BaseURL, Key: key, DataPerMinute: cfg.API.RequestsPerMinute})
+	c, err := api.New(cfg.API.clientConfig(cfg.API.BaseURL, key))
 	if err != nil {
 		return nil, usageError("api: %v", err)
 	}
