@@ -18,8 +18,6 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/server"
-	"github.com/transcript-bridge/bridge/connectors"
 	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
 	_ "github.com/transcript-bridge/bridge/connectors/s3"       // registers the s3 source
@@ -146,7 +144,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		}
 		defer stopExports()
 		if len(b.pushers) > 0 || cfg.Server.Addr != "" {
-			stopServer, err := serveHooks(ctx, cfg, cfgTypes(cfg), b.pushers, p, log)
+			stopServer, err := serveHTTP(ctx, &serveDeps{cfg: cfg, store: store, pipeline: p, client: client, relay: rl, pushers: b.pushers, log: log})
 			if err != nil {
 				return err
 			}
@@ -185,36 +183,6 @@ func mappingRules(s SourceConfig, members *mapping.Members) mapping.Rules {
 // member list; the error names the setting at fault.
 func newMapper(s SourceConfig, instance string, members *mapping.Members) (*mapping.Mapper, error) {
 	return mapping.New(s.Name, s.Type, instance, mappingRules(s, members))
-}
-
-// serveHooks starts the HTTP server with each pushing source's webhook at
-// POST /hooks/<type>/<name>; stop waits for it to end.
-func serveHooks(ctx context.Context, cfg *Config, types map[string]string, pushers map[string]connectors.Pusher, p *bridge.Pipeline, log *slog.Logger) (func(), error) {
-	addr := cfg.Server.Addr
-	if addr == "" {
-		addr = "127.0.0.1:8080"
-	}
-	srv := server.New(addr, log)
-	for name, ps := range pushers {
-		srv.Handle("POST /hooks/"+types[name]+"/"+name, ps.Handler(func(ctx context.Context, recs []connectors.Recording) error {
-			_, err := p.Intake(ctx, name, recs)
-			return err
-		}))
-	}
-	at, err := srv.Listen()
-	if err != nil {
-		return nil, usageError("%v", err)
-	}
-	log.Info("server listening", "addr", at, "webhooks", len(pushers))
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(sctx); err != nil {
-			log.Error("server", "err", err)
-		}
-	}()
-	return func() { cancel(); <-done }, nil
 }
 
 func cfgTypes(cfg *Config) map[string]string {

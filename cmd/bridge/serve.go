@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/relay"
+	"github.com/transcript-bridge/bridge/bridge/server"
+	"github.com/transcript-bridge/bridge/connectors"
+)
+
+// serveDeps is what the HTTP server's handlers are built from: the running bridge's parts.
+type serveDeps struct {
+	cfg      *Config
+	store    database
+	pipeline *bridge.Pipeline
+	client   *api.Client
+	relay    *relay.Relay
+	pushers  map[string]connectors.Pusher
+	log      *slog.Logger
+}
+
+// serveHTTP starts the bridge's HTTP server at server.addr (default 127.0.0.1:8080): each pushing
+// source's webhook at POST /hooks/<type>/<name>, the health and metrics endpoints (mountOps) and
+// the status page (mountStatus). It returns the function that stops it; it fails when the
+// address cannot be listened on.
+func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
+	addr := d.cfg.Server.Addr
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	srv := server.New(addr, d.log)
+	types := cfgTypes(d.cfg)
+	for name, ps := range d.pushers {
+		srv.Handle("POST /hooks/"+types[name]+"/"+name, ps.Handler(func(ctx context.Context, recs []connectors.Recording) error {
+			_, err := d.pipeline.Intake(ctx, name, recs)
+			return err
+		}))
+	}
+	if err := mountOps(srv, d); err != nil {
+		return nil, err
+	}
+	if err := mountStatus(srv, d); err != nil {
+		return nil, err
+	}
+	at, err := srv.Listen()
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	d.log.Info("server listening", "addr", at, "webhooks", len(d.pushers))
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(sctx); err != nil {
+			d.log.Error("server", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// mountOps adds the operators' endpoints beyond /healthz (issue 17: /readyz, /metrics).
+func mountOps(srv *server.Server, d *serveDeps) error { return nil }
+
+// mountStatus adds the status page (issue 17).
+func mountStatus(srv *server.Server, d *serveDeps) error { return nil }
