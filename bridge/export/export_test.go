@@ -244,6 +244,33 @@ func TestCatchUpRunsTheLatestMissedTickOnce(t *testing.T) {
 	}
 }
 
+// TestCatchUpRunsTheScheduledTick: an @every schedule's firings run the tick of their minute,
+// so a replica starting later in that minute catches up nothing; a run at a tick of the
+// schedule's own (the last run's plus 2 s, 4 s, ...) would overlap the next minute's run on
+// another replica and export the same transcripts twice.
+func TestCatchUpRunsTheScheduledTick(t *testing.T) {
+	f := withStore(t, newFixture(t, 3))
+	c := &export.Config{Name: "nightly", Schedule: "@every 2s", Format: "md", Destination: t.TempDir(),
+		Since: f.start.Add(-time.Hour).Format(time.RFC3339)}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	minute := time.Now().UTC().Add(-time.Minute).Truncate(time.Minute)
+	if _, err := f.ex.RunTick(ctx, c, minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []time.Duration{37 * time.Second, 59 * time.Second} {
+		f.ex.Now = func() time.Time { return minute.Add(after) }
+		if err := f.ex.CatchUp(ctx, []*export.Config{c}); err != nil {
+			t.Fatal(err)
+		}
+		if runs, _ := f.store.Runs(ctx, "nightly", 0); len(runs) != 1 {
+			t.Errorf("CatchUp at %s after the tick's run: %d runs (last at %v), want 1", after, len(runs), runs[0].Tick)
+		}
+	}
+}
+
 // TestOneRunnerPerTick: two exporters on one store claim the same tick; one runs.
 func TestOneRunnerPerTick(t *testing.T) {
 	f := completed250(t)

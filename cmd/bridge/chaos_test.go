@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/sandbox"
@@ -290,34 +289,10 @@ func checkOneTranscriptionEach(t *testing.T, sb *sandboxtest.Sandbox, files int)
 // the upload attempts made and the delivery attempts recorded.
 func checkJobsSettled(t *testing.T, dbPath string, files int) (uploads, attempts int) {
 	t.Helper()
-	ctx := context.Background()
-	store, err := sqlite.Open(ctx, dbPath)
+	store, err := sqlite.Open(context.Background(), dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	jobs, err := store.Jobs(ctx, bridge.JobFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(jobs) != files {
-		t.Errorf("%d jobs for %d recordings", len(jobs), files)
-	}
-	for _, j := range jobs {
-		uploads += j.Attempts
-		if j.State != bridge.StateDone && j.Reason == "" {
-			t.Errorf("job %s (%s) is %s without a reason", j.ID, j.ItemID, j.State)
-		}
-		if j.State == bridge.StateHeld || j.State == bridge.StateFailed || j.State == bridge.StateSkipped {
-			t.Errorf("job %s (%s) ended %s: %s", j.ID, j.ItemID, j.State, j.Reason)
-		}
-	}
-	ds, err := store.Deliveries(ctx, bridge.DeliveryFilter{Limit: 100000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range ds {
-		attempts += d.Attempts
-	}
-	return uploads, attempts
+	return checkStoreSettled(t, store, files)
 }
