@@ -137,8 +137,10 @@ type DeliveryStore interface {
 	DisabledEndpoints(ctx context.Context) (map[string]string, error)
 }
 
-// ExportStore keeps scheduled export runs and checkpoints: what the exporter uses.
+// ExportStore keeps scheduled export runs and checkpoints, and the named leases that keep one
+// run of an export at a time across replicas (export:<name>): what the exporter uses.
 type ExportStore interface {
+	LeaseStore
 	// ClaimRun reserves (export, tick) until now+lease: true when the row is new (INSERT … ON
 	// CONFLICT DO NOTHING), or failed, or running with its lease run out (a killed runner).
 	ClaimRun(ctx context.Context, export string, tick, now time.Time, lease time.Duration) (bool, error)
@@ -163,12 +165,14 @@ type ExportStore interface {
 	SourceOf(ctx context.Context, transcriptionID string) (string, error)
 }
 
-// Store is the whole store contract: one database keeps jobs, deliveries and export runs.
+// Store is the whole store contract: one database keeps jobs, deliveries, export runs and the
+// audit log.
 // Implementations: bridge/sqlite (the embedded default); every one passes bridge/storetest.
 type Store interface {
 	JobStore
 	DeliveryStore
 	ExportStore
+	AuditStore
 	// Close releases the store.
 	Close() error
 }

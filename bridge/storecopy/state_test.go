@@ -53,8 +53,8 @@ func must(t *testing.T, err error) {
 // populate gives s some of everything, through the store contract: jobs of two sources in
 // several states with their history and events, deliveries (fanned out, claimed, attempted:
 // delivered, retried, dead), a disabled endpoint, export runs with exported ids and a
-// checkpoint, two mapping changes, the instance id, and a lease (which a copy leaves behind).
-// Some events stay pending (not fanned out).
+// checkpoint, two mapping changes, the instance id, two audit entries, and a lease (which a
+// copy leaves behind). Some events stay pending (not fanned out).
 func populate(t *testing.T, s bridge.Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -114,6 +114,9 @@ func populate(t *testing.T, s bridge.Store) {
 	must(t, err)
 	_, err = s.Lease(ctx, "tracker", "replica-1", at, time.Minute)
 	must(t, err)
+	must(t, s.Audit(ctx, bridge.AuditEntry{At: at, Who: "admin session 1a2b3c4d", Action: "replay", Targets: []string{"d-1", "d-é"}, Detail: "2 deliveries"}))
+	must(t, s.Audit(ctx, bridge.AuditEntry{At: at.Add(time.Second), Who: "admin from 127.0.0.1", Action: "release", Targets: []string{jobs[4].ID},
+		Error: "job is done, not held"}))
 }
 
 // deliver fans out all but the last two pending events to two endpoints, claims crm's due
@@ -195,6 +198,8 @@ func state(t *testing.T, s bridge.Store) string {
 	must(t, err)
 	deliveryState(t, s, out)
 	exportState(t, s, out)
+	out["audit"], err = s.AuditLog(ctx, 0)
+	must(t, err)
 	b, err := json.MarshalIndent(out, "", " ")
 	must(t, err)
 	return string(b)

@@ -92,6 +92,8 @@ var Tables = []Table{
 	{name: "export_checkpoints", key: []string{"export"}, cols: concat(cols(textCol, "export"), cols(intCol, "until", "updated_at"))},
 	{name: "export_items", key: []string{"export", "transcription_id"},
 		cols: concat(cols(textCol, "export", "transcription_id"), cols(intCol, "tick"))},
+	{name: "audit_log", key: []string{"id"}, identity: "id", cols: concat(cols(intCol, "id", "at"),
+		cols(textCol, "who", "action", "targets", "detail", "error"))},
 }
 
 // notCopied are the tables whose rows make a destination non-empty although the copy does not

@@ -106,6 +106,7 @@ var methods = []struct {
 	{"Runs", runsCases},
 	{"LastTick", lastTickCases},
 	{"SourceOf", sourceOfCases},
+	{"Audit", auditCases},
 }
 
 // db is one subtest's database: its first handle (embedded) and how to open more.
