@@ -1,0 +1,191 @@
+// Package teamstest is a local fake of Microsoft Graph for tests of the teams source, speaking
+// its wire formats: the client-credentials token endpoint of the identity platform, users with
+// @odata.nextLink paging, the getAllRecordings delta function per organizer (nextLink pages,
+// a deltaLink that ends each round, tokens that expire with 410 Gone or syncStateNotFound),
+// recordings and their content behind a 302 to a pre-authenticated URL, 429 and 503 with
+// Retry-After, 403 when the app lacks a permission or the organizer an application access
+// policy, and change notifications: subscriptions whose URLs are validated with the
+// validationToken handshake, notifications and lifecycle notifications posted to them.
+package teamstest
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Credentials of the fake's one app.
+const (
+	TenantID     = "5f3c1a8e-7d2b-4c9a-9e61-0b4d2f8a7c35"
+	ClientID     = "b1e0a6f2-3c4d-4e8f-a9b7-6d5c4b3a2f10"
+	ClientSecret = "teams-client-secret~value"
+)
+
+// Application permissions the app holds unless revoked.
+const (
+	PermRecordings = "OnlineMeetingRecording.Read.All"
+	PermUsers      = "User.Read.All"
+)
+
+// User is an Entra ID user.
+type User struct {
+	ID                string `json:"id"`
+	DisplayName       string `json:"displayName"`
+	Mail              string `json:"mail"`
+	UserPrincipalName string `json:"userPrincipalName"`
+}
+
+// Recording is a meeting recording with its content.
+type Recording struct {
+	ID, MeetingID, Organizer, ContentCorrelationID string
+	Created, End                                   time.Time
+	Content                                        []byte
+	// Fault is "429" (Retry-After: 7), "503" (Retry-After: 120), "short" (half the body) or
+	// "html" (a 200 HTML page) for the next content download.
+	Fault string
+	seq   int // when it was added or replaced, for delta rounds
+}
+
+// Server is the fake.
+type Server struct {
+	URL string
+	// Now is the fake's clock for subscriptions (default time.Now).
+	Now func() time.Time
+	// PageSize is the number of items a users or delta page holds (default 2).
+	PageSize int
+	// MaxLifetime is the longest subscription Graph accepts (default 4230 minutes).
+	MaxLifetime time.Duration
+
+	mu        sync.Mutex
+	srv       *httptest.Server
+	users     []*User
+	recs      []*Recording
+	tokens    map[string]bool
+	issued    int
+	seq       int
+	epoch     int    // delta tokens of an older epoch have expired
+	expiry    string // how an expired token is answered: "410" or "syncStateNotFound"
+	revoked   map[string]bool
+	policy    map[string]bool // organizers without an application access policy
+	limited   []string        // Retry-After values for the next API requests, answered 429
+	busy      []string        // Retry-After values for the next API requests, answered 503
+	subs      map[string]*Subscription
+	Calls     map[string]int // API requests by kind
+	Downloads int
+}
+
+// Start serves a fake on loopback until the test ends.
+func Start(t testing.TB) *Server {
+	s := &Server{Now: time.Now, PageSize: 2, MaxLifetime: 4230 * time.Minute, tokens: map[string]bool{}, revoked: map[string]bool{},
+		policy: map[string]bool{}, subs: map[string]*Subscription{}, Calls: map[string]int{}, expiry: "410"}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.srv.Close)
+	s.URL = s.srv.URL
+	return s
+}
+
+// AddUser adds a user; id empty makes one. It returns the user.
+func (s *Server) AddUser(id, displayName, mail string) *User {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id == "" {
+		id = fmt.Sprintf("0c7e%04x-58a1-4b6e-9f3d-%012x", len(s.users)+1, len(s.users)+1)
+	}
+	u := &User{ID: id, DisplayName: displayName, Mail: mail, UserPrincipalName: mail}
+	s.users = append(s.users, u)
+	return u
+}
+
+// AddRecording adds a recording of a meeting organized by organizer (a user id), created at
+// created, with its content, and returns it. Its ids are built as Graph's are: the meeting id
+// is the base64 of "1*<organizer>*0**19:meeting_…@thread.v2", the recording id a base64 of
+// about 290 characters.
+func (s *Server) AddRecording(organizer string, created time.Time, content []byte) *Recording {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	thread := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "meeting-%06d-of-%s", s.seq, organizer))
+	meeting := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "1*%s*0**19:meeting_%s@thread.v2", organizer, thread))
+	id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "V2##1%s%s0400000082%06d00E00074C5B7101A82E008000000%s##%s",
+		organizer, TenantID, s.seq, "0000000000000000000000000000000100000009753c89eb72bd42bafc15dd085cf5be", thread))
+	r := &Recording{ID: id, MeetingID: meeting, Organizer: organizer, Created: created.UTC(), End: created.UTC().Add(30 * time.Minute),
+		ContentCorrelationID: fmt.Sprintf("b0%06d-4e62-4d1a-9c3b-8f7a6e5d4c3b", s.seq), Content: content, seq: s.seq}
+	s.recs = append(s.recs, r)
+	return r
+}
+
+// Replace gives r new content and a new creation time, as a new version of the same item,
+// listed again by the next delta round.
+func (s *Server) Replace(r *Recording, created time.Time, content []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	r.Created, r.End, r.Content, r.seq = created.UTC(), created.UTC().Add(30*time.Minute), content, s.seq
+}
+
+// Remove deletes a recording (its meeting expired).
+func (s *Server) Remove(r *Recording) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, x := range s.recs {
+		if x == r {
+			s.recs = append(s.recs[:i], s.recs[i+1:]...)
+			return
+		}
+	}
+}
+
+// Edit changes the fake's state under its lock (faults).
+func (s *Server) Edit(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn()
+}
+
+// Revoke takes an application permission (PermRecordings, PermUsers) from the app: calls that
+// need it answer 403.
+func (s *Server) Revoke(permission string) { s.Edit(func() { s.revoked[permission] = true }) }
+
+// NoPolicy removes the application access policy of organizer (a user id): the recordings of
+// their meetings answer 403 "No application access policy found for this app".
+func (s *Server) NoPolicy(organizer string) { s.Edit(func() { s.policy[organizer] = true }) }
+
+// RateLimit answers the next API requests with 429, each with one of these Retry-After values
+// ("" for none).
+func (s *Server) RateLimit(retryAfter ...string) {
+	s.Edit(func() { s.limited = append(s.limited, retryAfter...) })
+}
+
+// Unavailable answers the next API requests with 503, each with one of these Retry-After
+// values ("" for none).
+func (s *Server) Unavailable(retryAfter ...string) {
+	s.Edit(func() { s.busy = append(s.busy, retryAfter...) })
+}
+
+// ExpireDeltaTokens makes every delta and skip token issued so far unusable, answered as code
+// says: "410" (410 Gone) or "syncStateNotFound" (400 with that error code).
+func (s *Server) ExpireDeltaTokens(code string) {
+	s.Edit(func() { s.epoch, s.expiry = s.epoch+1, code })
+}
+
+// ExpireTokens makes every access token issued so far invalid (401).
+func (s *Server) ExpireTokens() { s.Edit(func() { s.tokens = map[string]bool{} }) }
+
+// TokensIssued counts the access tokens handed out.
+func (s *Server) TokensIssued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.issued
+}
+
+// Count returns how many API requests of a kind (users, user, delta, recording, content,
+// subscriptions) the fake answered.
+func (s *Server) Count(kind string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Calls[kind]
+}

@@ -1,0 +1,282 @@
+package teamstest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/")
+	for i, p := range parts {
+		parts[i], _ = url.PathUnescape(p)
+	}
+	switch {
+	case len(parts) == 4 && parts[1] == "oauth2" && parts[2] == "v2.0" && parts[3] == "token":
+		s.token(w, r, parts[0])
+	case parts[0] == "download" && len(parts) == 2:
+		s.file(w, r, parts[1])
+	case parts[0] == "v1.0":
+		s.api(w, r, parts[1:])
+	default:
+		graphError(w, http.StatusNotFound, "UnknownError", "no such path: "+r.URL.Path)
+	}
+}
+
+// token is the identity platform's token endpoint, client-credentials grant with the client
+// secret in the form.
+func (s *Server) token(w http.ResponseWriter, r *http.Request, tenant string) {
+	r.ParseForm()
+	f := r.PostForm
+	switch {
+	case r.Method != http.MethodPost || tenant != TenantID:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_request", "error_description": "AADSTS90002: Tenant '" + tenant + "' not found."})
+	case f.Get("grant_type") != "client_credentials":
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type", "error_description": "AADSTS70003: The app requested an unsupported grant type."})
+	case f.Get("client_id") != ClientID || f.Get("client_secret") != ClientSecret:
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret provided."})
+	case f.Get("scope") != "https://graph.microsoft.com/.default" && f.Get("scope") != s.URL+"/.default":
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_scope", "error_description": "AADSTS70011: The provided value for scope is not valid."})
+	default:
+		s.mu.Lock()
+		s.issued++
+		tok := "eyJ0eXAiOiJKV1QiLCJub25jZSI6Im" + strconv.Itoa(s.issued)
+		s.tokens[tok] = true
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]any{"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": tok})
+	}
+}
+
+// api answers the Graph API under /v1.0 after the token, the throttling and the permissions.
+func (s *Server) api(w http.ResponseWriter, r *http.Request, p []string) {
+	s.mu.Lock()
+	ok := s.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+	var status int
+	var ra string
+	switch {
+	case !ok:
+		status = http.StatusUnauthorized
+	case len(s.limited) > 0:
+		status, ra, s.limited = http.StatusTooManyRequests, s.limited[0], s.limited[1:]
+	case len(s.busy) > 0:
+		status, ra, s.busy = http.StatusServiceUnavailable, s.busy[0], s.busy[1:]
+	}
+	s.mu.Unlock()
+	if ra != "" {
+		w.Header().Set("Retry-After", ra)
+	}
+	switch status {
+	case http.StatusUnauthorized:
+		graphError(w, status, "InvalidAuthenticationToken", "Access token has expired or is not yet valid.")
+		return
+	case http.StatusTooManyRequests:
+		graphError(w, status, "TooManyRequests", "Too many requests.")
+		return
+	case http.StatusServiceUnavailable:
+		graphError(w, status, "serviceNotAvailable", "The service is temporarily unavailable.")
+		return
+	}
+	switch {
+	case p[0] == "users":
+		s.users1(w, r, p[1:])
+	case p[0] == "subscriptions":
+		s.subscriptions(w, r, p[1:])
+	default:
+		graphError(w, http.StatusBadRequest, "BadRequest", "Resource not found for the segment '"+p[0]+"'.")
+	}
+}
+
+var deltaFn = regexp.MustCompile(`^getAllRecordings\(meetingOrganizerUserId='([^']*)'(?:,startDateTime=([^,)]*))?\)$`)
+
+// users1 answers /users and what lies under one user.
+func (s *Server) users1(w http.ResponseWriter, r *http.Request, p []string) {
+	if r.Method != http.MethodGet {
+		graphError(w, http.StatusMethodNotAllowed, "Request_BadRequest", "method not allowed")
+		return
+	}
+	if s.refused(PermUsers) && (len(p) <= 1) {
+		graphError(w, http.StatusForbidden, "Authorization_RequestDenied", "Insufficient privileges to complete the operation.")
+		return
+	}
+	switch {
+	case len(p) == 0:
+		s.count("users")
+		s.listUsers(w, r)
+	case len(p) == 1:
+		s.count("user")
+		if u := s.findUser(p[0]); u != nil {
+			writeJSON(w, http.StatusOK, u)
+		} else {
+			graphError(w, http.StatusNotFound, "Request_ResourceNotFound", "Resource '"+p[0]+"' does not exist or one of its queried reference-property objects are not present.")
+		}
+	case len(p) >= 3 && p[1] == "onlineMeetings":
+		s.meetings(w, r, p[0], p[2:])
+	default:
+		graphError(w, http.StatusBadRequest, "BadRequest", "Resource not found for the segment '"+strings.Join(p, "/")+"'.")
+	}
+}
+
+// meetings answers the recordings of one organizer: the delta function, a recording, its
+// content.
+func (s *Server) meetings(w http.ResponseWriter, r *http.Request, organizer string, p []string) {
+	if s.refused(PermRecordings) {
+		graphError(w, http.StatusForbidden, "Forbidden", "Missing role permissions on the request. API requires one of 'OnlineMeetingRecording.Read.All'. Roles on the request ''.")
+		return
+	}
+	s.mu.Lock()
+	nopolicy := s.policy[organizer]
+	s.mu.Unlock()
+	if nopolicy {
+		graphError(w, http.StatusForbidden, "Forbidden", "No application access policy found for this app.")
+		return
+	}
+	if len(p) == 2 && p[1] == "delta" {
+		m := deltaFn.FindStringSubmatch(p[0])
+		switch {
+		case m == nil || m[1] == "":
+			graphError(w, http.StatusBadRequest, "BadRequest", "meetingOrganizerUserId is required.")
+		case m[1] != organizer:
+			graphError(w, http.StatusForbidden, "Forbidden", "The meetingOrganizerUserId does not match the user in the path.")
+		default:
+			s.count("delta")
+			s.delta(w, r, organizer, m[2])
+		}
+		return
+	}
+	if len(p) < 3 || p[1] != "recordings" || len(p) > 4 || len(p) == 4 && p[3] != "content" {
+		graphError(w, http.StatusBadRequest, "BadRequest", "Resource not found for the segment '"+strings.Join(p, "/")+"'.")
+		return
+	}
+	s.mu.Lock()
+	var rec *Recording
+	for _, x := range s.recs {
+		if x.ID == p[2] && x.MeetingID == p[0] && x.Organizer == organizer {
+			rec = x
+		}
+	}
+	s.mu.Unlock()
+	switch {
+	case rec == nil:
+		graphError(w, http.StatusNotFound, "NotFound", "The recording was not found.")
+	case len(p) == 3:
+		s.count("recording")
+		writeJSON(w, http.StatusOK, s.view(rec))
+	default:
+		s.count("content")
+		sig := base64.RawURLEncoding.EncodeToString([]byte(rec.ID + "|" + strconv.FormatInt(time.Now().UnixNano(), 36)))
+		http.Redirect(w, r, s.URL+"/download/"+sig, http.StatusFound)
+	}
+}
+
+func (s *Server) refused(permission string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.revoked[permission]
+}
+
+func (s *Server) count(kind string) {
+	s.mu.Lock()
+	s.Calls[kind]++
+	s.mu.Unlock()
+}
+
+func (s *Server) findUser(key string) *User {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range s.users {
+		if u.ID == key || strings.EqualFold(u.UserPrincipalName, key) {
+			c := *u
+			return &c
+		}
+	}
+	return nil
+}
+
+// listUsers answers GET /users: $top and $skiptoken paging, and $filter=mail eq '…'.
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	off, _ := strconv.Atoi(q.Get("$skiptoken"))
+	s.mu.Lock()
+	var match []User
+	for _, u := range s.users {
+		if f := q.Get("$filter"); f == "" || strings.EqualFold(f, "mail eq '"+u.Mail+"'") {
+			match = append(match, *u)
+		}
+	}
+	size := s.PageSize
+	s.mu.Unlock()
+	page := map[string]any{"@odata.context": s.URL + "/v1.0/$metadata#users(id,displayName,mail,userPrincipalName)"}
+	end := min(off+size, len(match))
+	page["value"] = append([]User{}, match[min(off, len(match)):end]...)
+	if end < len(match) {
+		nq := url.Values{"$select": {q.Get("$select")}, "$top": {q.Get("$top")}, "$skiptoken": {strconv.Itoa(end)}}
+		page["@odata.nextLink"] = s.URL + "/v1.0/users?" + nq.Encode()
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// view is a recording as Graph returns it.
+func (s *Server) view(r *Recording) map[string]any {
+	return map[string]any{"@odata.type": "#microsoft.graph.callRecording", "id": r.ID, "meetingId": r.MeetingID,
+		"callId": nil, "contentCorrelationId": r.ContentCorrelationID,
+		"createdDateTime": r.Created.Format("2006-01-02T15:04:05.0000000Z"), "endDateTime": r.End.Format("2006-01-02T15:04:05.0000000Z"),
+		"recordingContentUrl": s.URL + "/v1.0/users/" + r.Organizer + "/onlineMeetings/" + r.MeetingID + "/recordings/" + r.ID + "/content",
+		"meetingOrganizer": map[string]any{"application": nil, "device": nil, "user": map[string]any{
+			"@odata.type": "#microsoft.graph.teamworkUserIdentity", "id": r.Organizer, "displayName": nil,
+			"userIdentityType": "aadUser", "tenantId": TenantID}}}
+}
+
+// file answers the pre-authenticated download URL a content request redirects to.
+func (s *Server) file(w http.ResponseWriter, r *http.Request, sig string) {
+	raw, _ := base64.RawURLEncoding.DecodeString(sig)
+	id, _, _ := strings.Cut(string(raw), "|")
+	s.mu.Lock()
+	s.Downloads++
+	var rec *Recording
+	for _, x := range s.recs {
+		if x.ID == id {
+			rec = x
+		}
+	}
+	var fault string
+	var content []byte
+	if rec != nil {
+		fault, rec.Fault, content = rec.Fault, "", rec.Content
+	}
+	s.mu.Unlock()
+	switch {
+	case rec == nil:
+		http.NotFound(w, r)
+	case fault == "429" || fault == "503":
+		w.Header().Set("Retry-After", map[string]string{"429": "7", "503": "120"}[fault])
+		code, _ := strconv.Atoi(fault)
+		graphError(w, code, "TooManyRequests", "Please retry again later.")
+	case fault == "html":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte("<html><body>Sign in to your account</body></html>"))
+	case fault == "short":
+		w.Header().Set("Content-Type", "video/mp4")
+		w.Header().Set("Content-Length", strconv.Itoa(len(content)))
+		w.Write(content[:len(content)/2]) // the connection closes early
+	default:
+		w.Header().Set("Content-Type", "video/mp4")
+		w.Header().Set("Content-Length", strconv.Itoa(len(content)))
+		w.Write(content)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func graphError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": msg,
+		"innerError": map[string]any{"date": time.Now().UTC().Format("2006-01-02T15:04:05"), "request-id": "9f6c2d4e-1b3a-4c5d-8e7f-0a1b2c3d4e5f"}}})
+}

@@ -1,0 +1,134 @@
+package teams
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// user is an Entra ID user: an organizer whose meetings' recordings are synced.
+type user struct {
+	ID                string `json:"id"`
+	DisplayName       string `json:"displayName"`
+	Mail              string `json:"mail"`
+	UserPrincipalName string `json:"userPrincipalName"`
+}
+
+// email is the user's mail, else the userPrincipalName.
+func (u user) email() string {
+	if u.Mail != "" {
+		return u.Mail
+	}
+	return u.UserPrincipalName
+}
+
+// String names the user in messages: the e-mail, else the object id.
+func (u user) String() string {
+	if e := u.email(); e != "" {
+		return e
+	}
+	return u.ID
+}
+
+const userFields = "id,displayName,mail,userPrincipalName"
+
+// organizers returns the users whose recordings are synced: with all, every user of the tenant
+// (GET /users, page by page), else the configured e-mails resolved to users. It remembers them
+// (by id) for the owners of pushed recordings.
+func (s *Source) organizers(ctx context.Context) ([]user, error) {
+	var out []user
+	if s.cfg.all() {
+		next := s.cfg.GraphURL + "/v1.0/users?$select=" + userFields + "&$top=999"
+		for next != "" {
+			var page struct {
+				Value []user `json:"value"`
+				Next  string `json:"@odata.nextLink"`
+			}
+			if err := s.api.do(ctx, call{op: "list users", method: http.MethodGet, url: next, need: needUsers}, &page); err != nil {
+				return nil, err
+			}
+			out = append(out, page.Value...)
+			next = page.Next
+		}
+	} else {
+		for _, o := range s.cfg.Organizers {
+			u, err := s.lookup(ctx, o)
+			if err != nil {
+				return nil, fmt.Errorf("organizer %s: %w", o, err)
+			}
+			out = append(out, u)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	scope := map[string]bool{}
+	for _, u := range out {
+		s.users[u.ID] = u
+		scope[u.ID] = true
+	}
+	s.scope = scope
+	return out, nil
+}
+
+// lookup resolves an e-mail or an object id to its user: GET /users/{key}, and for an e-mail
+// that is no userPrincipalName, the user whose mail it is.
+func (s *Source) lookup(ctx context.Context, key string) (user, error) {
+	var u user
+	err := s.api.do(ctx, call{op: "user " + key, method: http.MethodGet, need: needUsers,
+		url: s.cfg.GraphURL + "/v1.0/users/" + url.PathEscape(key) + "?$select=" + userFields}, &u)
+	if e := asGraph(err); e == nil || e.Status != http.StatusNotFound || !strings.Contains(key, "@") {
+		return u, err
+	}
+	var page struct {
+		Value []user `json:"value"`
+	}
+	q := url.Values{"$filter": {"mail eq '" + strings.ReplaceAll(key, "'", "''") + "'"}, "$select": {userFields}}
+	if err := s.api.do(ctx, call{op: "user with mail " + key, method: http.MethodGet, need: needUsers,
+		url: s.cfg.GraphURL + "/v1.0/users?" + q.Encode()}, &page); err != nil {
+		return user{}, err
+	}
+	if len(page.Value) == 0 {
+		return user{}, fmt.Errorf("no user of the tenant has %s as userPrincipalName or mail: %w", key, err)
+	}
+	return page.Value[0], nil
+}
+
+// user returns the user with this object id: remembered from the last listing, else asked.
+func (s *Source) user(ctx context.Context, id string) (user, error) {
+	s.mu.Lock()
+	u, ok := s.users[id]
+	s.mu.Unlock()
+	if ok {
+		return u, nil
+	}
+	u, err := s.lookup(ctx, id)
+	if err != nil {
+		return user{}, err
+	}
+	s.mu.Lock()
+	s.users[id] = u
+	s.mu.Unlock()
+	return u, nil
+}
+
+// inScope reports whether recordings organized by id are synced: always with all, else when
+// id is one of the configured organizers (resolved first if they are not yet).
+func (s *Source) inScope(ctx context.Context, id string) (bool, error) {
+	if s.cfg.all() {
+		return true, nil
+	}
+	s.mu.Lock()
+	scope := s.scope
+	s.mu.Unlock()
+	if scope == nil {
+		if _, err := s.organizers(ctx); err != nil {
+			return false, err
+		}
+		s.mu.Lock()
+		scope = s.scope
+		s.mu.Unlock()
+	}
+	return scope[id], nil
+}
