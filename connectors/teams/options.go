@@ -20,8 +20,8 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		if s.push != nil {
-			return &PushSource{Source: s}, nil // a Pusher only when notifications are set
+		if ps := s.Push(); ps != nil {
+			return ps, nil // a Pusher only when notifications are set
 		}
 		return s, nil
 	})

@@ -22,6 +22,15 @@ type PushSource struct {
 	*Source
 }
 
+// Push returns the source with change notifications, a connectors.Pusher, or nil when
+// notifications.public_url is not set.
+func (s *Source) Push() *PushSource {
+	if s.push == nil {
+		return nil
+	}
+	return &PushSource{Source: s}
+}
+
 // push is the change-notification state of a source.
 type push struct {
 	url   string // notificationUrl and lifecycleNotificationUrl

@@ -71,7 +71,7 @@ func (f *fixture) Put(t *testing.T, name string, data []byte) {
 	f.recs[name] = f.fake.AddRecording(f.sam.ID, day.Add(time.Duration(len(f.recs))*time.Hour), data)
 }
 func (f *fixture) Remove(t *testing.T, name string) { f.fake.Remove(f.recs[name]) }
-func (f *fixture) Settle(*testing.T)                 {}
+func (f *fixture) Settle(*testing.T)                {}
 
 // Listed is the name a recording gets: the organizer and the creation time.
 func (f *fixture) Listed(name string) string {

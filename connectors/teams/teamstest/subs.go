@@ -142,7 +142,8 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	sub.ID = fmt.Sprintf("7f105c7d-2dc5-4530-97cd-%012d", len(s.subs)+1+s.issued*100)
+	s.seq++
+	sub.ID = fmt.Sprintf("7f105c7d-2dc5-4530-97cd-%012d", s.seq)
 	sub.ApplicationID = ClientID
 	s.subs[sub.ID] = &sub
 	s.mu.Unlock()
