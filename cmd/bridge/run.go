@@ -21,6 +21,7 @@ import (
 	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
 	_ "github.com/transcript-bridge/bridge/connectors/s3"       // registers the s3 source
+	_ "github.com/transcript-bridge/bridge/connectors/teams"    // registers the teams source
 	_ "github.com/transcript-bridge/bridge/connectors/zoom"     // registers the zoom source
 	"github.com/transcript-bridge/bridge/mapping"
 	"github.com/transcript-bridge/bridge/sandbox"

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
@@ -58,8 +59,19 @@ func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
 			d.log.Error("server", "err", err)
 		}
 	}()
-	return func() { cancel(); <-done }, nil
+	var subs sync.WaitGroup
+	for _, ps := range d.pushers {
+		if s, ok := ps.(subscriber); ok { // now that the server answers the provider's check
+			subs.Go(func() { s.Subscribe(sctx) })
+		}
+	}
+	return func() { cancel(); <-done; subs.Wait() }, nil
 }
+
+// subscriber is a pushing source that keeps its own subscription at the provider alive while
+// the server runs (teams: Graph change notifications, whose URL Graph checks when the
+// subscription is made, so it starts once the server listens).
+type subscriber interface{ Subscribe(ctx context.Context) }
 
 // mountOps adds the operators' endpoints beyond /healthz (issue 17: /readyz, /metrics).
 func mountOps(srv *server.Server, d *serveDeps) error { return nil }

@@ -43,15 +43,15 @@ type Config struct {
 	// StartDate is how far back the first sync looks, and a resync after an expired delta
 	// token: a date (2026-01-01) or an RFC 3339 time; empty: 30 days before that sync.
 	StartDate string `koanf:"start_date"`
-	// Notifications enables Graph change notifications, beside the sweep: public_url is the
+	// Notifications enables Graph change notifications, beside the sweep: `public_url` is the
 	// HTTPS address at which Graph reaches this bridge's server (notifications go to
-	// <public_url>/hooks/teams/<source name>), client_state_file holds the clientState secret
-	// (at most 128 characters) every notification must carry; empty: sweep only.
+	// `<public_url>/hooks/teams/<source name>`), `client_state_file` holds the clientState
+	// secret (at most 128 characters) every notification must carry; empty: sweep only.
 	Notifications map[string]string `koanf:"notifications"`
 	// GraphURL is the base URL of Microsoft Graph, without the version.
 	GraphURL string `koanf:"graph_url"`
 	// LoginURL is the Microsoft identity platform; the token endpoint is
-	// <login_url>/<tenant_id>/oauth2/v2.0/token.
+	// `<login_url>/<tenant_id>/oauth2/v2.0/token`.
 	LoginURL string `koanf:"login_url"`
 	// Name is the source's name, for the notification URL (set by the registry).
 	Name string
