@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,6 +55,8 @@ type Config struct {
 	PollMin, PollMax time.Duration
 	// UserAgent is sent with every request (default "transcript-bridge").
 	UserAgent string
+	// Metrics hears every request, the limiter's waits and the bytes uploaded (nil: nothing).
+	Metrics Metrics
 }
 
 func (c *Config) setDefaults() {
@@ -136,6 +139,8 @@ type Client struct {
 	deletes   *rate.Limiter
 	uploadSem chan struct{}
 	retry     retry.Policy
+	// lastAnswer is when the API last answered (Unix nanoseconds; see LastAnswer).
+	lastAnswer atomic.Int64
 }
 
 // New returns a client; it fails when the configuration is incomplete.
@@ -187,7 +192,10 @@ func (c *Client) wait(ctx context.Context, class string) error {
 	if l == nil {
 		return nil
 	}
-	return l.Wait(ctx)
+	start := time.Now()
+	err := l.Wait(ctx)
+	c.waited(class, time.Since(start))
+	return err
 }
 
 // call is one API operation.
@@ -195,6 +203,7 @@ type call struct {
 	op     string // names the operation in errors: "get transcription 1234"
 	method string
 	path   string
+	route  string // the path as a template, for metrics: "/transcriptions/{id}"
 	query  url.Values
 	body   any
 	class  string
@@ -224,6 +233,11 @@ func (c *Client) do(ctx context.Context, cl call) (*resty.Response, error) {
 			req.SetHeader("Content-Type", "application/json").SetBody(cl.body)
 		}
 		resp, err := req.Execute(cl.method, cl.path)
+		status := 0
+		if err == nil {
+			status = resp.StatusCode()
+		}
+		c.answered(ctx, cl.route, cl.method, status)
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {

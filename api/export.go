@@ -33,7 +33,7 @@ func (c *Client) Export(ctx context.Context, id, format string) (*Download, erro
 	if format != "" {
 		q.Set("format", format)
 	}
-	resp, err := c.do(ctx, call{op: "export transcription " + id, method: "GET", path: "/transcriptions/" + url.PathEscape(id) + "/export", query: q, class: classData, stream: true})
+	resp, err := c.do(ctx, call{op: "export transcription " + id, method: "GET", path: "/transcriptions/" + url.PathEscape(id) + "/export", route: routeTranscriptionExport, query: q, class: classData, stream: true})
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (c *Client) ExportBulk(ctx context.Context, ids []string, format string) (*
 	if format != "" {
 		body["format"] = format
 	}
-	resp, err := c.do(ctx, call{op: fmt.Sprintf("bulk export of %d transcriptions", len(ids)), method: "POST", path: "/transcriptions/export", body: body, class: classData, stream: true})
+	resp, err := c.do(ctx, call{op: fmt.Sprintf("bulk export of %d transcriptions", len(ids)), method: "POST", path: "/transcriptions/export", route: routeBulkExport, body: body, class: classData, stream: true})
 	if err != nil {
 		return nil, err
 	}

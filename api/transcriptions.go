@@ -13,7 +13,7 @@ import (
 // error matching ErrNotFound.
 func (c *Client) Get(ctx context.Context, id string) (*Transcription, error) {
 	var t Transcription
-	if _, err := c.do(ctx, call{op: "get transcription " + id, method: "GET", path: "/transcriptions/" + url.PathEscape(id), class: classData, out: &t}); err != nil {
+	if _, err := c.do(ctx, call{op: "get transcription " + id, method: "GET", path: "/transcriptions/" + url.PathEscape(id), route: routeTranscription, class: classData, out: &t}); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -69,7 +69,7 @@ func (p ListParams) values() url.Values {
 // List returns one page of transcriptions.
 func (c *Client) List(ctx context.Context, p ListParams) (*ListPage, error) {
 	var page ListPage
-	if _, err := c.do(ctx, call{op: "list transcriptions", method: "GET", path: "/transcriptions", query: p.values(), class: classData, out: &page}); err != nil {
+	if _, err := c.do(ctx, call{op: "list transcriptions", method: "GET", path: "/transcriptions", route: routeTranscriptions, query: p.values(), class: classData, out: &page}); err != nil {
 		return nil, err
 	}
 	return &page, nil
@@ -112,7 +112,7 @@ func (c *Client) Assign(ctx context.Context, id, author string) (*Transcription,
 		body["author"] = author
 	}
 	var t Transcription
-	if _, err := c.do(ctx, call{op: "assign transcription " + id, method: "PATCH", path: "/transcriptions/" + url.PathEscape(id), body: body, class: classData, out: &t}); err != nil {
+	if _, err := c.do(ctx, call{op: "assign transcription " + id, method: "PATCH", path: "/transcriptions/" + url.PathEscape(id), route: routeTranscription, body: body, class: classData, out: &t}); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -121,7 +121,7 @@ func (c *Client) Assign(ctx context.Context, id, author string) (*Transcription,
 // Delete removes transcription id for all members. A 404 after a retried attempt counts as done
 // (the first attempt landed); a 404 on the first attempt is returned.
 func (c *Client) Delete(ctx context.Context, id string) error {
-	_, err := c.do(ctx, call{op: "delete transcription " + id, method: "DELETE", path: "/transcriptions/" + url.PathEscape(id), class: classDelete, goneOK: true})
+	_, err := c.do(ctx, call{op: "delete transcription " + id, method: "DELETE", path: "/transcriptions/" + url.PathEscape(id), route: routeTranscription, class: classDelete, goneOK: true})
 	return err
 }
 
@@ -134,7 +134,7 @@ func (c *Client) RequestReports(ctx context.Context, id string, slugs ...string)
 	var out struct {
 		Reports []ReportRef `json:"reports"`
 	}
-	if _, err := c.do(ctx, call{op: "request reports for " + id, method: "POST", path: "/transcriptions/" + url.PathEscape(id) + "/reports",
+	if _, err := c.do(ctx, call{op: "request reports for " + id, method: "POST", path: "/transcriptions/" + url.PathEscape(id) + "/reports", route: routeReports,
 		body: map[string]any{"reports": slugs}, class: classData, out: &out}); err != nil {
 		return nil, err
 	}

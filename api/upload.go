@@ -263,6 +263,12 @@ func (c *Client) uploadOnce(ctx context.Context, target string, header http.Head
 	case <-time.After(time.Minute):
 		return nil, 0, fmt.Errorf("%w: the HTTP transport did not release the body", ErrNotRetryable)
 	}
+	c.uploadSent(cr.n)
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	c.answered(ctx, routeTranscriptions, http.MethodPost, status)
 	if cr.err != nil {
 		if resp != nil {
 			resp.Body.Close()

@@ -12,7 +12,7 @@ import (
 // Workspace returns the balance, limits and the key's rights. Call it before batch uploads.
 func (c *Client) Workspace(ctx context.Context) (*Workspace, error) {
 	var w Workspace
-	if _, err := c.do(ctx, call{op: "get workspace", method: "GET", path: "/workspace", class: classData, out: &w}); err != nil {
+	if _, err := c.do(ctx, call{op: "get workspace", method: "GET", path: "/workspace", route: routeWorkspace, class: classData, out: &w}); err != nil {
 		return nil, err
 	}
 	return &w, nil
@@ -40,7 +40,7 @@ func (c *Client) Members(ctx context.Context) ([]Member, error) {
 		Items []Member `json:"items"`
 		Total int      `json:"total"`
 	}
-	if _, err := c.do(ctx, call{op: "list members", method: "GET", path: "/workspace/members", class: classData, out: &out}); err != nil {
+	if _, err := c.do(ctx, call{op: "list members", method: "GET", path: "/workspace/members", route: routeMembers, class: classData, out: &out}); err != nil {
 		return nil, err
 	}
 	return out.Items, nil
@@ -54,7 +54,7 @@ func (c *Client) PutIdentity(ctx context.Context, userID string, id Identity) (c
 	}
 	var out Identity
 	resp, err := c.do(ctx, call{op: fmt.Sprintf("put identity %s:%s on member %s", id.Provider, id.ExternalID, userID), method: "PUT",
-		path: "/workspace/members/" + url.PathEscape(userID) + "/identities", body: id, class: classData, out: &out})
+		path: "/workspace/members/" + url.PathEscape(userID) + "/identities", route: routeIdentities, body: id, class: classData, out: &out})
 	if err != nil {
 		return false, err
 	}
@@ -66,7 +66,7 @@ func (c *Client) PutIdentity(ctx context.Context, userID string, id Identity) (c
 func (c *Client) DeleteIdentity(ctx context.Context, userID, provider, externalID string) error {
 	_, err := c.do(ctx, call{op: fmt.Sprintf("delete identity %s:%s of member %s", provider, externalID, userID), method: "DELETE",
 		path:  "/workspace/members/" + url.PathEscape(userID) + "/identities/" + escapeSegment(provider) + "/" + escapeSegment(externalID),
-		class: classData})
+		route: routeIdentity, class: classData})
 	return err
 }
 
@@ -76,7 +76,7 @@ func (c *Client) Projects(ctx context.Context) ([]Project, error) {
 		Items []Project `json:"items"`
 		Total int       `json:"total"`
 	}
-	if _, err := c.do(ctx, call{op: "list projects", method: "GET", path: "/projects", class: classData, out: &out}); err != nil {
+	if _, err := c.do(ctx, call{op: "list projects", method: "GET", path: "/projects", route: routeProjects, class: classData, out: &out}); err != nil {
 		return nil, err
 	}
 	return out.Items, nil
@@ -87,7 +87,7 @@ func (c *Client) Prompts(ctx context.Context) ([]Template, error) {
 	var out struct {
 		Prompts []Template `json:"prompts"`
 	}
-	if _, err := c.do(ctx, call{op: "list prompts", method: "GET", path: "/prompts", class: classData, out: &out}); err != nil {
+	if _, err := c.do(ctx, call{op: "list prompts", method: "GET", path: "/prompts", route: routePrompts, class: classData, out: &out}); err != nil {
 		return nil, err
 	}
 	return out.Prompts, nil

@@ -51,8 +51,10 @@ func (p *Pipeline) scan(ctx context.Context, source string, sc *SourceConfig) (i
 		return 0, fmt.Errorf("scan %s: %w", source, err)
 	}
 	for _, j := range added {
-		p.log().Info("found", "source", source, "item", j.ItemID, "job", j.ID, "size", j.Size)
+		p.log().Info("found", p.jobAttrs(&j, "size", j.Size)...)
 	}
+	p.discovered(source, added)
+	p.metrics().Scanned(source, p.now())
 	return len(added), nil
 }
 
@@ -93,7 +95,7 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 		res, err := sc.Mapper.Map(ctx, mapping.Input{Recording: j.Recording, JobID: j.ID, Author: j.Author})
 		switch {
 		case errors.Is(err, mapping.ErrNotReady):
-			p.log().Warn("mapping waits", "job", j.ID, "err", err)
+			p.log().Warn("mapping waits", p.jobAttrs(j, "err", err)...)
 			continue
 		case errors.Is(err, mapping.ErrUnmapped):
 			reason := unmappedReason(err)
@@ -183,8 +185,9 @@ func (p *Pipeline) Intake(ctx context.Context, source string, recs []connectors.
 		return 0, fmt.Errorf("intake %s: %w", source, err)
 	}
 	for _, j := range added {
-		p.log().Info("pushed", "source", source, "item", j.ItemID, "job", j.ID, "size", j.Size)
+		p.log().Info("pushed", p.jobAttrs(&j, "size", j.Size)...)
 	}
+	p.discovered(source, added)
 	return len(added), nil
 }
 

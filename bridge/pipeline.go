@@ -79,6 +79,8 @@ type Pipeline struct {
 	Now func() time.Time
 	// Log receives one line per state change and per problem (default: discarded).
 	Log *slog.Logger
+	// Metrics hears uploads, retries, the tracker's and discovery's lags (nil: nothing).
+	Metrics Metrics
 	// UploadConcurrency bounds simultaneous uploads (default 4; the client caps at 10).
 	UploadConcurrency int
 	// IdempotencyWindow is how long a stored key is trusted to be remembered upstream before a
@@ -98,6 +100,8 @@ type Pipeline struct {
 	// remapped is set once held, unmapped jobs were all mapped again after start.
 	remapped     atomic.Bool
 	lastFullPass time.Time // when the tracker last listed queued transcriptions too
+	// lastKeepAlive is when Run last asked the API only to hear it answer (RunOptions.KeepAlive).
+	lastKeepAlive time.Time
 	// watch is the mapping generation CheckMapping saw last.
 	watch mappingWatch
 }
@@ -114,6 +118,16 @@ func (p *Pipeline) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return p.Log
+}
+
+// jobAttrs returns the log attributes that let one recording be followed across lines (job_id,
+// source, item_id and, once known, transcription_id), then more.
+func (p *Pipeline) jobAttrs(j *Job, more ...any) []any {
+	attrs := append(make([]any, 0, 8+len(more)), "job_id", j.ID, "source", j.Source, "item_id", j.ItemID)
+	if j.TranscriptionID != "" {
+		attrs = append(attrs, "transcription_id", j.TranscriptionID)
+	}
+	return append(attrs, more...)
 }
 
 // setDefaults fills the zero fields once, before the first step.
@@ -142,7 +156,7 @@ func (p *Pipeline) move(ctx context.Context, j *Job, to State, reason string, ev
 	if err := Move(ctx, p.Store, j, to, reason, p.now(), events...); err != nil {
 		return err
 	}
-	p.log().Log(ctx, moveLevel(from, to, was, reason), "job", "id", j.ID, "source", j.Source, "item", j.ItemID, "from", from, "to", to, "reason", reason)
+	p.log().Log(ctx, moveLevel(from, to, was, reason), "job", p.jobAttrs(j, "from", from, "to", to, "reason", reason)...)
 	if to.Terminal() {
 		p.finish(ctx, j)
 	}
@@ -190,7 +204,7 @@ func (p *Pipeline) finish(ctx context.Context, j *Job) {
 		return
 	}
 	if err := f.Finish(ctx, j.Recording, outcome); err != nil {
-		p.log().Warn("finish", "job", j.ID, "item", j.ItemID, "err", err)
+		p.log().Warn("finish", p.jobAttrs(j, "err", err)...)
 	}
 }
 

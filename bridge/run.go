@@ -44,6 +44,11 @@ type RunOptions struct {
 	// Once scans every source, processes until every job is done, skipped, failed or held, and
 	// returns (for cron and tests).
 	Once bool
+	// KeepAlive, when set, has Run ask the API for the workspace (GET /workspace) whenever it has
+	// not answered for that long: an idle bridge calls nothing else, and readiness checks read
+	// when the API last answered (see api.Client.LastAnswer) rather than ask it themselves
+	// (default 0: never).
+	KeepAlive time.Duration
 }
 
 // ParseSchedule checks a cron spec (standard five fields or descriptors like "@every 10s").
@@ -101,6 +106,9 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 		if track {
 			lastPoll = time.Now()
 		}
+		if o.KeepAlive > 0 {
+			p.keepAlive(ctx, &uploads, o.KeepAlive)
+		}
 		if err := p.Step(ctx, &uploads, track); err != nil && ctx.Err() == nil {
 			if errors.Is(err, api.ErrUnreachable) {
 				// Waited out: every step tries again (each call first retries for a few seconds).
@@ -152,4 +160,31 @@ func (p *Pipeline) scanLogged(ctx context.Context, name string) {
 	if _, err := p.Scan(ctx, name); err != nil && ctx.Err() == nil {
 		p.log().Error("scan", "source", name, "err", err)
 	}
+}
+
+// answerer is an API client that knows when the API last answered (*api.Client).
+type answerer interface {
+	LastAnswer() time.Time
+}
+
+// keepAlive asks the API for the workspace, in the background (at most once per every, awaited
+// through wg), when neither it nor anything else got an answer within every: see
+// RunOptions.KeepAlive. A failure is logged at DEBUG: the steps' own calls say more.
+func (p *Pipeline) keepAlive(ctx context.Context, wg *sync.WaitGroup, every time.Duration) {
+	p.mu.Lock()
+	last := p.lastKeepAlive
+	if a, ok := p.API.(answerer); ok && a.LastAnswer().After(last) {
+		last = a.LastAnswer()
+	}
+	if time.Since(last) < every {
+		p.mu.Unlock()
+		return
+	}
+	p.lastKeepAlive = time.Now()
+	p.mu.Unlock()
+	wg.Go(func() {
+		if _, err := p.API.Workspace(ctx); err != nil && ctx.Err() == nil {
+			p.log().Debug("keep-alive: the API did not answer", "err", err)
+		}
+	})
 }

@@ -70,6 +70,7 @@ func (p *Pipeline) Track(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("get %s: %w", id, err)
 			}
+			p.noticed(t)
 			if err := p.settle(ctx, j, t); err != nil && !errors.Is(err, ErrConflict) {
 				return err
 			}

@@ -69,12 +69,14 @@ func (p *Pipeline) sourceFailed(ctx context.Context, j *Job, err error) error {
 		reason := fmt.Sprintf("%s: source %s: %s (failing for %s since %s; tried again every %s)",
 			ReasonSourceUnavailable, j.Source, what, now.Sub(since).Round(time.Minute), since.Format(time.RFC3339), sourceRecheck)
 		j.NextAt = now.Add(sourceRecheck)
+		p.metrics().Upload(UploadHeld)
 		var events []Event
 		if !announced {
 			events = append(events, NewEvent(EventHeld, j, map[string]any{"reason": reason, "code": ReasonSourceUnavailable}))
 		}
 		return p.hold(ctx, j, HoldSourceUnavailable, reason, events...)
 	}
+	p.metrics().Retry(RetryUpload)
 	wait := sourceBackoff(failures, connectors.TransientWait(err))
 	j.NextAt = now.Add(wait)
 	return p.move(ctx, j, StateUploading, fmt.Sprintf("%s in %s: %s", reasonSourceRetry, wait.Round(time.Second), last))
@@ -89,7 +91,7 @@ func (p *Pipeline) sourceFailures(ctx context.Context, j *Job, now time.Time) (s
 	since = now
 	hist, err := p.Store.History(ctx, j.ID)
 	if err != nil {
-		p.log().Warn("history unreadable; the retry deadline counts from now", "job", j.ID, "err", err)
+		p.log().Warn("history unreadable; the retry deadline counts from now", p.jobAttrs(j, "err", err)...)
 		return since, 0, false
 	}
 	for i := len(hist) - 1; i >= 0; i-- {

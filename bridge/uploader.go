@@ -118,7 +118,7 @@ func (p *Pipeline) StartUploads(ctx context.Context, wg *sync.WaitGroup) error {
 			defer wg.Done()
 			defer release(j.ID)
 			if err := p.uploadJob(ctx, &j); err != nil && ctx.Err() == nil {
-				p.log().Error("upload", "job", j.ID, "item", j.ItemID, "err", err)
+				p.log().Error("upload", p.jobAttrs(&j, "err", err)...)
 			}
 		}(*j)
 	}
@@ -182,7 +182,7 @@ func (p *Pipeline) uploadJob(ctx context.Context, j *Job) error {
 		return err
 	}, p.renewUpload(*j, &j.Revision))
 	if errors.Is(err, errLeaseLost) {
-		p.log().Warn("upload taken over by another replica", "job", j.ID, "err", err)
+		p.log().Warn("upload taken over by another replica", p.jobAttrs(j, "err", err)...)
 		return nil
 	}
 	if err != nil {
@@ -191,10 +191,11 @@ func (p *Pipeline) uploadJob(ctx context.Context, j *Job) error {
 	failpoint.Hit("after-upload")
 	j.TranscriptionID = res.UUID
 	j.NextAt = time.Time{}
-	how := "uploaded"
+	how, outcome := "uploaded", UploadUploaded
 	if res.Replayed {
-		how = "uploaded (answer of an earlier attempt, by idempotent replay)"
+		how, outcome = "uploaded (answer of an earlier attempt, by idempotent replay)", UploadReplayed
 	}
+	p.metrics().Upload(outcome)
 	return p.move(ctx, j, StateQueued, how, NewEvent(EventUploaded, j, map[string]any{"transcription_id": res.UUID, "replayed": res.Replayed}))
 }
 
@@ -268,21 +269,27 @@ func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
 	var content *contentError
 	switch {
 	case errors.As(err, &content):
+		p.metrics().Upload(UploadSkipped)
 		return p.skip(ctx, j, content.Error())
 	case sourceTransient(err):
 		return p.sourceFailed(ctx, j, err)
 	case errors.Is(err, api.ErrSource):
+		p.metrics().Upload(UploadSkipped)
 		return p.skip(ctx, j, "source: "+err.Error())
 	case apiErr != nil && apiErr.Status == http.StatusPaymentRequired:
+		p.metrics().Upload(UploadHeld)
 		j.NextAt = p.now().Add(balanceRecheck)
 		return p.hold(ctx, j, HoldNoBalance, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes}))
 	case skipCodes[code]:
+		p.metrics().Upload(UploadSkipped)
 		return p.skip(ctx, j, err.Error())
 	case code == api.CodeAuthorNotMember && p.remapOnce(ctx, j):
 		// The member list was stale (someone left, a binding moved): map again, once.
+		p.metrics().Upload(UploadRemapped)
 		j.Author = ""
 		return p.move(ctx, j, StateDiscovered, reasonRemap+": "+err.Error())
 	case holdCodes[code] || (apiErr != nil && (apiErr.Status == 401 || apiErr.Status == 403)):
+		p.metrics().Upload(UploadHeld)
 		j.NextAt = p.now().Add(holdRecheck)
 		why := HoldUpstreamSetting
 		if authorCodes[code] {
@@ -290,9 +297,11 @@ func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
 		}
 		return p.hold(ctx, j, why, err.Error(), NewEvent(EventHeld, j, map[string]any{"reason": err.Error(), "code": code}))
 	case apiErr != nil && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != 408 && apiErr.Status != 409 && apiErr.Status != 429:
+		p.metrics().Upload(UploadFailed)
 		return p.move(ctx, j, StateFailed, err.Error(), NewEvent(EventFailed, j, map[string]any{"reason": err.Error(), "code": code}))
 	}
 	// Transient (network, 429, 5xx, in flight elsewhere): keep the key, try again later.
+	p.metrics().Retry(RetryUpload)
 	backoff := time.Duration(30<<min(j.Attempts, 6)) * time.Second
 	j.NextAt = p.now().Add(min(backoff, 30*time.Minute))
 	return p.move(ctx, j, StateUploading, "will retry with the same key: "+err.Error())
@@ -316,6 +325,7 @@ func (p *Pipeline) adopt(ctx context.Context, j *Job) (bool, error) {
 	for _, st := range []string{api.StatusCompleted, api.StatusProcessing, api.StatusQueued} {
 		if id := found[st]; id != "" {
 			j.TranscriptionID, j.NextAt = id, time.Time{}
+			p.metrics().Upload(UploadAdopted)
 			return true, p.move(ctx, j, StateQueued, "adopted "+id+" found upstream by bridge_job", NewEvent(EventUploaded, j, map[string]any{"transcription_id": id, "adopted": true}))
 		}
 	}
@@ -326,6 +336,7 @@ func (p *Pipeline) adopt(ctx context.Context, j *Job) (bool, error) {
 		}
 		if t.ErrorCode != nil && *t.ErrorCode != api.ErrorUploadIncomplete {
 			j.TranscriptionID = id
+			p.metrics().Upload(UploadFailed)
 			return true, p.move(ctx, j, StateFailed, *t.ErrorCode, NewEvent(EventFailed, j, map[string]any{"error_code": *t.ErrorCode}))
 		}
 	}

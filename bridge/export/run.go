@@ -36,6 +36,8 @@ type Exporter struct {
 	Progress func(done, total int)
 	// Lease is how long a claimed run is reserved between renewals (default 10 min).
 	Lease time.Duration
+	// Metrics hears each finished run's outcome (nil: nothing).
+	Metrics Metrics
 }
 
 func (e *Exporter) now() time.Time {

@@ -95,6 +95,7 @@ func (e *Exporter) RunWindow(ctx context.Context, c *Config, tick time.Time, w W
 	if ferr := e.Store.FinishRun(context.WithoutCancel(ctx), run, ids, advanceTo, ev); ferr != nil {
 		return m, errors.Join(err, ferr)
 	}
+	e.observe(c.Name, string(run.Status))
 	return m, err
 }
 

@@ -56,14 +56,21 @@ func (r *Relay) handle(msg *message.Message) error {
 	if failureEvents[ref.Type] {
 		level = slog.LevelWarn
 	}
-	r.Log.Log(msg.Context(), level, "event", "type", ref.Type, "event", ref.EventID, "job", ref.JobID, "transcription", ref.TranscriptionID,
-		"endpoints", len(targets), "correlation_id", middleware.MessageCorrelationID(msg))
+	attrs := []any{"type", ref.Type, "event_id", ref.EventID}
+	if ref.JobID != "" {
+		attrs = append(attrs, "job_id", ref.JobID)
+	}
+	if ref.TranscriptionID != "" {
+		attrs = append(attrs, "transcription_id", ref.TranscriptionID)
+	}
+	r.Log.Log(msg.Context(), level, "event", append(attrs, "endpoints", len(targets), "correlation_id", middleware.MessageCorrelationID(msg))...)
 	if err := r.Store.FanOut(msg.Context(), ref, targets, r.now()); err != nil {
 		if errors.Is(err, bridge.ErrUnknownEvent) {
 			return fmt.Errorf("%w: %w", errMalformed, err)
 		}
 		return err
 	}
+	r.consumer.handled(r.now())
 	return nil
 }
 

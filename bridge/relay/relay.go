@@ -45,11 +45,15 @@ type Relay struct {
 	Lease time.Duration
 	// PerEndpoint bounds simultaneous requests to one endpoint (default 4).
 	PerEndpoint int
+	// Metrics hears every attempt's outcome, delivery latency and retries (nil: nothing).
+	Metrics Metrics
 
 	once    sync.Once
 	records *records
 	byName  map[string]*Endpoint
 	clients map[string]*http.Client
+	// consumer is what Consuming reads: the running router and the last message handled.
+	consumer consumer
 }
 
 func (r *Relay) init() {
@@ -127,7 +131,7 @@ func (r *Relay) deliverEndpoint(ctx context.Context, name string) (int, error) {
 			case errors.Is(err, bridge.ErrConflict):
 				// This relay was paused past its lease and another claimed the delivery: the
 				// attempt is kept in its history, the other claim decides its state.
-				r.Log.Warn("delivery claimed again by another relay while this attempt ran", "endpoint", d.Endpoint, "webhook_id", d.WebhookID, "err", err)
+				r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(&d, "err", err)...)
 			case err != nil:
 				errs <- err
 			}
@@ -147,6 +151,7 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 	if ep == nil { // claimed for an endpoint no longer configured
 		d.Status, a.Error = bridge.DeliveryDead, "the endpoint is no longer configured"
 		r.logAttempt(ctx, d, Result{}, a)
+		r.observe(d, OutcomeDead, now)
 		return r.Store.Record(ctx, d, a)
 	}
 	data, err := r.payload(ctx, ep, d)
@@ -165,13 +170,14 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 	if err != nil {
 		a.Error = err.Error()
 	}
+	outcome := OutcomeFailed
 	switch {
 	case err == nil && res.Skipped:
-		d.Status, a.Error = bridge.DeliveryDelivered, "dropped by the endpoint's filter"
+		d.Status, a.Error, outcome = bridge.DeliveryDelivered, "dropped by the endpoint's filter", OutcomeFiltered
 	case err == nil && res.OK():
-		d.Status = bridge.DeliveryDelivered
+		d.Status, outcome = bridge.DeliveryDelivered, OutcomeDelivered
 	case err == nil && res.Status == http.StatusGone:
-		d.Status = bridge.DeliveryDead
+		d.Status, outcome = bridge.DeliveryDead, OutcomeGone
 		reason := "answered 410 Gone"
 		ev := bridge.Event{Type: EventEndpointDisabled, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
 		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
@@ -181,12 +187,13 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 	default:
 		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter)
 		if !ok {
-			d.Status = bridge.DeliveryDead // a dead letter: bridge deliveries replay brings it back
+			d.Status, outcome = bridge.DeliveryDead, OutcomeDead // a dead letter: bridge deliveries replay brings it back
 		} else {
 			d.Status, d.NextAttemptAt = bridge.DeliveryPending, now.Add(delay)
 		}
 	}
 	r.logAttempt(ctx, d, res, a)
+	r.observe(d, outcome, r.now())
 	return r.Store.Record(ctx, d, a)
 }
 
@@ -194,8 +201,7 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 // retried (with the time of the retry), ERROR when the delivery is given up (a dead letter).
 func (r *Relay) logAttempt(ctx context.Context, d *bridge.Delivery, res Result, a bridge.Attempt) {
 	level := slog.LevelInfo
-	attrs := []any{"endpoint", d.Endpoint, "type", d.Type, "webhook_id", d.WebhookID, "attempt", d.Attempts,
-		"status", res.Status, "outcome", d.Status}
+	attrs := deliveryAttrs(d, "type", d.Type, "attempt", d.Attempts, "status", res.Status, "outcome", d.Status)
 	switch d.Status {
 	case bridge.DeliveryPending:
 		level = slog.LevelWarn
@@ -287,6 +293,7 @@ func (r *Relay) Run(ctx context.Context, interval time.Duration) error {
 	if err != nil {
 		return err
 	}
+	r.consumer.start(router, r.now())
 	r.abandon(ctx)
 	var wg sync.WaitGroup
 	for _, ep := range r.Endpoints {

@@ -116,8 +116,13 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	tel, err := newTelemetry(cfg, store, log)
+	if err != nil {
+		return err
+	}
 	p := b.pipeline
-	client, stopSandbox, err := connectAPI(ctx, cfg, log)
+	p.Metrics = tel.metrics
+	client, stopSandbox, err := connectAPIWith(ctx, cfg, tel.metrics, log)
 	if err != nil {
 		return err
 	}
@@ -128,7 +133,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return err
 	}
 	log.Info("bridge running", "instance", p.Instance, "replica", p.Replica, "sources", len(p.Sources), "store", describeStore(cfg), "bus", cfg.Bus.Driver, "once", once)
-	rl, drainBus, stopRelay, err := startRelay(ctx, cfg, store, endpoints, client, once, log)
+	rl, drainBus, stopRelay, err := startRelay(ctx, cfg, store, endpoints, client, once, tel.metrics, log)
 	if err != nil {
 		return err
 	}
@@ -139,20 +144,20 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			return err
 		}
 		defer stopSchedules()
-		stopExports, err := startExports(ctx, cfg, store, client, log)
+		stopExports, err := startExports(ctx, cfg, store, client, tel.metrics, log)
 		if err != nil {
 			return err
 		}
 		defer stopExports()
 		if len(b.pushers) > 0 || cfg.Server.Addr != "" {
-			stopServer, err := serveHTTP(ctx, &serveDeps{cfg: cfg, store: store, pipeline: p, client: client, relay: rl, pushers: b.pushers, log: log})
+			stopServer, err := serveHTTP(ctx, &serveDeps{cfg: cfg, store: store, pipeline: p, client: client, relay: rl, pushers: b.pushers, telemetry: tel, log: log})
 			if err != nil {
 				return err
 			}
 			defer stopServer()
 		}
 	}
-	err = p.Run(ctx, bridge.RunOptions{Schedules: b.schedules, PollInterval: cfg.API.PollInterval, Once: once})
+	err = p.Run(ctx, bridge.RunOptions{Schedules: b.schedules, PollInterval: cfg.API.PollInterval, Once: once, KeepAlive: keepAliveFor(cfg, once)})
 	if err != nil {
 		return err
 	}

@@ -93,6 +93,11 @@ func buildPipeline(ctx context.Context, cfg *Config, srcs []connectors.Source, s
 // api.base_url is empty, to an in-process sandbox that stop shuts down (stop does nothing
 // otherwise).
 func connectAPI(ctx context.Context, cfg *Config, log *slog.Logger) (client *api.Client, stop func(), err error) {
+	return connectAPIWith(ctx, cfg, nil, log)
+}
+
+// connectAPIWith is connectAPI with the client's requests counted by m (nil: not counted).
+func connectAPIWith(ctx context.Context, cfg *Config, m api.Metrics, log *slog.Logger) (client *api.Client, stop func(), err error) {
 	stop = func() {}
 	base, key := cfg.API.BaseURL, cfg.API.Key
 	if base == "" {
@@ -105,7 +110,9 @@ func connectAPI(ctx context.Context, cfg *Config, log *slog.Logger) (client *api
 	} else if key, err = readAPIKey(key, cfg.API.KeyFile, "api.key_file"); err != nil {
 		return nil, nil, err
 	}
-	client, err = api.New(cfg.API.clientConfig(base, key))
+	acfg := cfg.API.clientConfig(base, key)
+	acfg.Metrics = m
+	client, err = api.New(acfg)
 	if err != nil {
 		stop()
 		return nil, nil, usageError("api: %v", err)
@@ -114,11 +121,11 @@ func connectAPI(ctx context.Context, cfg *Config, log *slog.Logger) (client *api
 }
 
 // startRelay subscribes to the configured event bus and builds the relay that delivers events
-// to endpoints. Events leave through the bus even without endpoints: the relay logs each one.
+// to endpoints, its attempts counted by m (nil: not counted). Events leave through the bus even without endpoints: the relay logs each one.
 // Without once the relay runs until stop, which waits for it and then closes the bus; with once
 // it does not run (runBridge drains the bus's forwarder, if any, then flushes the relay) and stop
 // only closes the bus.
-func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*relay.Endpoint, client *api.Client, once bool, log *slog.Logger) (rl *relay.Relay, drain func(context.Context) error, stop func(), err error) {
+func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*relay.Endpoint, client *api.Client, once bool, m relay.Metrics, log *slog.Logger) (rl *relay.Relay, drain func(context.Context) error, stop func(), err error) {
 	eb, err := openBus(ctx, cfg, store, nil)
 	if err != nil {
 		return nil, nil, nil, err
@@ -129,7 +136,7 @@ func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*r
 		}
 		return eb.drain(ctx)
 	}
-	rl = &relay.Relay{Store: store, Bus: eb.sub, Poison: eb.poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease}
+	rl = &relay.Relay{Store: store, Bus: eb.sub, Poison: eb.poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease, Metrics: m}
 	if once {
 		return rl, drain, eb.close, nil
 	}
@@ -163,9 +170,9 @@ func startSchedules(ctx context.Context, cfg *Config, p *bridge.Pipeline, client
 }
 
 // startExports catches up the configured exports' missed ticks (in the background) and
-// schedules them; stop ends the schedule, then waits for the catch-up. Without exports it
-// starts nothing.
-func startExports(ctx context.Context, cfg *Config, store database, client *api.Client, log *slog.Logger) (stop func(), err error) {
+// schedules them, their runs counted by m (nil: not counted); stop ends the schedule, then
+// waits for the catch-up. Without exports it starts nothing.
+func startExports(ctx context.Context, cfg *Config, store database, client *api.Client, m export.Metrics, log *slog.Logger) (stop func(), err error) {
 	if len(cfg.Exports) == 0 {
 		return func() {}, nil
 	}
@@ -173,7 +180,7 @@ func startExports(ctx context.Context, cfg *Config, store database, client *api.
 	for i := range cfg.Exports {
 		exports[i] = &cfg.Exports[i]
 	}
-	ex := &export.Exporter{Store: store, API: client, Log: log}
+	ex := &export.Exporter{Store: store, API: client, Log: log, Metrics: m}
 	caughtUp := make(chan struct{})
 	go func() { // a tick missed while the bridge was down runs once now
 		defer close(caughtUp)

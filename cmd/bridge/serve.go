@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -20,7 +21,9 @@ type serveDeps struct {
 	client   *api.Client
 	relay    *relay.Relay
 	pushers  map[string]connectors.Pusher
-	log      *slog.Logger
+	// telemetry is the bridge's metrics registry (GET /metrics).
+	telemetry *telemetry
+	log       *slog.Logger
 }
 
 // serveHTTP starts the bridge's HTTP server at server.addr (default 127.0.0.1:8080): each pushing
@@ -73,8 +76,18 @@ func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
 // subscription is made, so it starts once the server listens).
 type subscriber interface{ Subscribe(ctx context.Context) }
 
-// mountOps adds the operators' endpoints beyond /healthz (issue 17: /readyz, /metrics).
-func mountOps(srv *server.Server, d *serveDeps) error { return nil }
+// mountOps adds the operators' endpoints beyond /healthz, unauthenticated and cheap: GET
+// /readyz (200 when the store answers at the current schema, the API answered lately and the
+// relay reads the bus; else 503 naming each failing check: readyChecks) and GET /metrics (the
+// bridge's own registry in Prometheus's format). It fails only when the server has no metrics.
+func mountOps(srv *server.Server, d *serveDeps) error {
+	if d.telemetry == nil {
+		return errors.New("server: no metrics registry")
+	}
+	srv.Handle("GET /readyz", server.Ready(0, readyChecks(d)...))
+	srv.Handle("GET /metrics", d.telemetry.handler())
+	return nil
+}
 
 // mountStatus adds the status page (issue 17).
 func mountStatus(srv *server.Server, d *serveDeps) error { return nil }

@@ -28,6 +28,12 @@ var rules = []struct {
 	{name: "mapping never imports the bridge", from: "mapping/...", forbid: "bridge/..."},
 	// cmd/ wires the parts together; nothing builds on it.
 	{name: "nothing imports cmd", from: "...", except: "cmd/...", forbid: "cmd/..."},
+	// Metrics are heard through each part's own small Metrics interface; only cmd wires the
+	// Prometheus implementation (bridge/metrics) in.
+	{name: "the API client never imports the metrics", from: "api/...", forbid: "bridge/metrics"},
+	{name: "the domain never imports the metrics", from: "bridge", forbid: "bridge/metrics"},
+	{name: "the relay never imports the metrics", from: "bridge/relay/...", forbid: "bridge/metrics"},
+	{name: "the exporter never imports the metrics", from: "bridge/export/...", forbid: "bridge/metrics"},
 }
 
 // allowLists are the allow-list rules: the code (not the tests) of a package matching from
