@@ -87,6 +87,10 @@ type Config struct {
 	Server struct {
 		// Addr is where it listens (default 127.0.0.1:8080 when a source takes webhooks).
 		Addr string `koanf:"addr"`
+		// AdminTokenFile holds the admin token of the status page at / (a secret, at least 16
+		// characters): signing in compares it. Without one the page is served only when addr is
+		// a loopback address, and says so; on any other address it is not served at all.
+		AdminTokenFile string `koanf:"admin_token_file"`
 	} `koanf:"server"`
 	// Relay sends the events to the webhooks.
 	Relay RelayConfig `koanf:"relay"`

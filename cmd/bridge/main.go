@@ -132,5 +132,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.Version = readBuildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newVersionCmd(), newRunCmd(), newJobsCmd(), newSandboxCmd(), newAPICmd(), newWebhooksCmd(), newEndpointsCmd(), newDeliveriesCmd(), newSourcesCmd(), newIdentitiesCmd(), newExportCmd(), newMigrateCmd(), newStoreCmd(), newDoctorCmd(), newHealthcheckCmd())
+	root.AddCommand(newAuditCmd()) // the status page's audit log: see audit.go
 	return root
 }

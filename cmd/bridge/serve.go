@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/server"
+	"github.com/transcript-bridge/bridge/bridge/server/status"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -89,5 +91,43 @@ func mountOps(srv *server.Server, d *serveDeps) error {
 	return nil
 }
 
-// mountStatus adds the status page (issue 17).
-func mountStatus(srv *server.Server, d *serveDeps) error { return nil }
+// mountStatus adds the status page at / (bridge/server/status) when it may be served: with the
+// admin token of server.admin_token_file, or without one when the server listens on loopback
+// only (the page then says so); on another address without a token it is left out and the log
+// says why. It fails when the token file cannot be read or is too short.
+func mountStatus(srv *server.Server, d *serveDeps) error {
+	var token string
+	if f := d.cfg.Server.AdminTokenFile; f != "" {
+		t, err := status.ReadToken(f)
+		if err != nil {
+			return usageError("server.admin_token_file: %v", err)
+		}
+		token = t
+	}
+	loopback := status.Loopback(srv.Addr)
+	if token == "" && !loopback {
+		d.log.Warn("status page not served: server.addr is not a loopback address and server.admin_token_file is not set", "addr", srv.Addr)
+		return nil
+	}
+	o := status.Options{Store: d.store, Token: token, Loopback: loopback, Log: d.log,
+		RateLimit: fmt.Sprintf("at most %d data requests a minute (api.requests_per_minute)", d.cfg.API.RequestsPerMinute)}
+	if d.client != nil {
+		o.API = d.client
+	}
+	for _, s := range d.cfg.Sources {
+		o.Sources = append(o.Sources, s.Name)
+	}
+	for _, w := range d.cfg.Webhooks {
+		o.Endpoints = append(o.Endpoints, status.Endpoint{Name: w.Name, URL: relay.RedactURL(w.URL)})
+	}
+	for i := range d.cfg.Exports {
+		o.Exports = append(o.Exports, &d.cfg.Exports[i])
+	}
+	p, err := status.New(o)
+	if err != nil {
+		return err
+	}
+	p.Mount(srv)
+	d.log.Info("status page at /", "admin_token", token != "", "loopback_only", loopback)
+	return nil
+}

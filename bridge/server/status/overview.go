@@ -1,0 +1,177 @@
+package status
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+// stateCount is how many jobs are in one state.
+type stateCount struct {
+	State string
+	N     int
+}
+
+// sourceView is one configured source on the overview: its jobs, and the last recording it
+// found (its newest job).
+type sourceView struct {
+	Name     string
+	Jobs     int
+	Last     time.Time
+	LastItem string
+}
+
+// endpointHealth is an endpoint that is failing: disabled (paused, or after a 410), holding
+// dead letters, or retrying deliveries.
+type endpointHealth struct {
+	Name, Disabled string
+	Dead, Retrying int
+	LastStatus     int
+	LastError      string
+	LastAt         time.Time
+}
+
+// overviewView is the overview's data.
+type overviewView struct {
+	Counts          []stateCount
+	Total, Held     int
+	Sources         []sourceView
+	SourcesAt       time.Time
+	SourcesErr      string
+	Workspace       *api.Workspace
+	WorkspaceAt     time.Time
+	WorkspaceErr    string
+	RateLimit       string
+	PerMinute       float64
+	Failing         []endpointHealth
+	LastExport      *bridge.ExportRun
+	LastExportState string
+	LastExportAgo   string
+}
+
+// rateWindow is how far back deliveries per minute are counted.
+const rateWindow = 5 * time.Minute
+
+// overview is GET /: counts by state, last discovery per source, the API's balance and limits
+// (cached), deliveries per minute, failing endpoints and the last export run.
+func (p *Page) overview(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx, now := r.Context(), p.now()
+	v := overviewView{RateLimit: p.o.RateLimit}
+	counts, err := p.o.Store.Counts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, st := range bridge.States {
+		v.Counts = append(v.Counts, stateCount{string(st), counts[st]})
+		v.Total += counts[st]
+	}
+	v.Held = counts[bridge.StateHeld]
+	if v.Sources, v.SourcesAt, err = p.sources.get(ctx, now); err != nil {
+		v.SourcesErr = err.Error()
+	}
+	if p.o.API != nil {
+		if v.Workspace, v.WorkspaceAt, err = p.workspace.get(ctx, now); err != nil {
+			v.WorkspaceErr = api.Redact(err.Error())
+		}
+	}
+	if v.PerMinute, err = p.deliveredPerMinute(ctx, now); err != nil {
+		return err
+	}
+	if v.Failing, err = p.failing(ctx); err != nil {
+		return err
+	}
+	runs, err := p.o.Store.Runs(ctx, "", 1)
+	if err != nil {
+		return err
+	}
+	if len(runs) > 0 {
+		v.LastExport, v.LastExportState = &runs[0], string(runs[0].State(now))
+		v.LastExportAgo = ago(now, runs[0].StartedAt)
+	}
+	return p.render(w, r, s, http.StatusOK, "overview.html", "Overview", v)
+}
+
+// lastDiscoveries returns each configured source's job count and newest job (the store keeps
+// no scan times apart from its cursors, which it does not show): it reads every job of the
+// source, so the page caches it.
+func (p *Page) lastDiscoveries(ctx context.Context) ([]sourceView, error) {
+	var out []sourceView
+	for _, name := range p.o.Sources {
+		jobs, err := p.o.Store.Jobs(ctx, bridge.JobFilter{Source: name})
+		if err != nil {
+			return nil, err
+		}
+		v := sourceView{Name: name, Jobs: len(jobs)}
+		if len(jobs) > 0 {
+			last := jobs[len(jobs)-1] // oldest first
+			v.Last, v.LastItem = last.CreatedAt, last.ItemID
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// deliveredPerMinute counts the deliveries of the last hour that were delivered within the
+// last rateWindow, per minute.
+func (p *Page) deliveredPerMinute(ctx context.Context, now time.Time) (float64, error) {
+	ds, err := p.o.Store.Deliveries(ctx, bridge.DeliveryFilter{Status: bridge.DeliveryDelivered, Since: now.Add(-time.Hour), Limit: 10000})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range ds {
+		if !d.UpdatedAt.Before(now.Add(-rateWindow)) {
+			n++
+		}
+	}
+	return float64(n) / rateWindow.Minutes(), nil
+}
+
+// failing returns the endpoints that are disabled, hold dead letters or are retrying, by name.
+func (p *Page) failing(ctx context.Context) ([]endpointHealth, error) {
+	byName := map[string]*endpointHealth{}
+	get := func(name string) *endpointHealth {
+		if byName[name] == nil {
+			byName[name] = &endpointHealth{Name: name}
+		}
+		return byName[name]
+	}
+	disabled, err := p.o.Store.DisabledEndpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for name, reason := range disabled {
+		get(name).Disabled = reason
+	}
+	for _, st := range []bridge.DeliveryStatus{bridge.DeliveryDead, bridge.DeliveryPending} {
+		ds, err := p.o.Store.Deliveries(ctx, bridge.DeliveryFilter{Status: st, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			if st == bridge.DeliveryPending && d.Attempts == 0 {
+				continue // not tried yet: not failing
+			}
+			e := get(d.Endpoint)
+			if st == bridge.DeliveryDead {
+				e.Dead++
+			} else {
+				e.Retrying++
+			}
+			if d.UpdatedAt.After(e.LastAt) {
+				e.LastAt, e.LastStatus, e.LastError = d.UpdatedAt, d.LastStatus, api.Redact(d.LastError)
+			}
+		}
+	}
+	out := make([]endpointHealth, 0, len(byName))
+	for _, e := range byName {
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b endpointHealth) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
