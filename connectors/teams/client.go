@@ -49,6 +49,7 @@ func (e *GraphError) Error() string {
 const (
 	needUsers      = "the application permission User.Read.All, with admin consent"
 	needRecordings = "the application permission OnlineMeetingRecording.Read.All, with admin consent"
+	needGroups     = "the application permission GroupMember.Read.All, with admin consent"
 )
 
 // needPolicy is what a 403 of a recordings call means is missing: an application access policy

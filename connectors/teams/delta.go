@@ -161,7 +161,10 @@ func cmpErr(first, err error) error {
 }
 
 // List returns the recordings added since cursor: per organizer, the delta round from its
-// stored @odata.deltaLink (the first from start_date), and the new links as the cursor.
+// stored @odata.deltaLink (the first from start_date), and the new links as the cursor. It
+// fails when the cursor is not one of this source's, when the organizers cannot be resolved,
+// or when Graph refuses every organizer (a *GraphError whose 403 names what is missing); a
+// 429 or 5xx fails only once the retries (Retry-After honoured) are spent.
 func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recording, string, error) {
 	links, err := decodeCursor(cursor)
 	if err != nil {
@@ -176,7 +179,7 @@ func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recordin
 }
 
 // Backfill lists every recording from the given date, one delta round per organizer, progress
-// counting organizers (connectors.Backfiller).
+// counting organizers (connectors.Backfiller). It fails as List does.
 func (s *Source) Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]connectors.Recording, error) {
 	recs, _, err := s.walk(ctx, nil, from, progress)
 	return recs, err

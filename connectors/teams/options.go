@@ -37,8 +37,9 @@ type Config struct {
 	// ClientSecretFile holds the app registration's client secret.
 	ClientSecretFile string `koanf:"client_secret_file"`
 	// Organizers is all (every user of the tenant, listed with GET /users: User.Read.All) or
-	// a list of e-mails (userPrincipalName or mail, or object ids) whose meetings' recordings
-	// are synced.
+	// a list of the users whose meetings' recordings are synced: e-mails (userPrincipalName or
+	// mail) or object ids, and group:<mail or object id> for a group's members, nested groups
+	// included (GroupMember.Read.All).
 	Organizers []string `koanf:"organizers"`
 	// StartDate is how far back the first sync looks, and a resync after an expired delta
 	// token: a date (2026-01-01) or an RFC 3339 time; empty: 30 days before that sync.
@@ -125,8 +126,8 @@ func (c *Config) Validate() error {
 		return bad("organizers", "all cannot be combined with e-mails")
 	}
 	for _, o := range c.Organizers {
-		if o != "all" && !strings.Contains(o, "@") && !objectID(o) {
-			return bad("organizers", "%q is neither all, an e-mail nor a user's object id", o)
+		if key := strings.TrimPrefix(o, "group:"); o != "all" && !strings.Contains(key, "@") && !objectID(key) {
+			return bad("organizers", "%q is neither all, an e-mail, an object id nor group:<mail or object id>", o)
 		}
 	}
 	if _, err := c.start(time.Time{}); err != nil {

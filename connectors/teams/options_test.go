@@ -33,6 +33,8 @@ func TestOptions(t *testing.T) {
 		{"organizers", map[string]any{"organizers": []any{"sam@acme.test", "0c7e0001-58a1-4b6e-9f3d-000000000001"}}, ""},
 		{"all and more", map[string]any{"organizers": []any{"all", "sam@acme.test"}}, "organizers"},
 		{"not an e-mail", map[string]any{"organizers": "sam"}, "organizers"},
+		{"groups", map[string]any{"organizers": []any{"group:team@acme.test", "group:9a1b0001-7c2d-4e3f-8a9b-000000000001"}}, ""},
+		{"not a group", map[string]any{"organizers": "group:team"}, "organizers"},
 		{"start date", map[string]any{"start_date": "2026-01-01"}, ""},
 		{"bad start date", map[string]any{"start_date": "last year"}, "start_date"},
 		{"graph url", map[string]any{"graph_url": "graph.microsoft.com"}, "graph_url"},

@@ -64,6 +64,10 @@ func recording(cr callRecording, org user) (connectors.Recording, bool) {
 	if cr.Removed != nil || cr.ID == "" || cr.MeetingID == "" || err != nil {
 		return connectors.Recording{}, false
 	}
+	end := cr.EndDateTime
+	if t, err := time.Parse(time.RFC3339Nano, end); err == nil {
+		end = t.UTC().Format(time.RFC3339Nano)
+	}
 	ext, hashed := externalID(cr.ID)
 	who := cleanName(org.DisplayName)
 	if who == "" {
@@ -75,11 +79,11 @@ func recording(cr callRecording, org user) (connectors.Recording, bool) {
 		Owner: &connectors.Owner{Provider: "teams", ID: org.ID, Email: org.email(), Name: org.DisplayName},
 		Fields: map[string]string{"organizer_id": org.ID, "organizer_email": org.email(), "organizer_name": org.DisplayName,
 			"meeting_id": cr.MeetingID, "recording_id": cr.ID, "content_correlation_id": cr.ContentCorrelationID,
-			"created": ver, "end": cr.EndDateTime},
+			"created": ver, "end": end},
 		Metadata: map[string]string{"teams_meeting_id": cr.MeetingID, "teams_organizer": org.String(), "teams_start": ver},
 	}
-	if cr.EndDateTime != "" {
-		r.Metadata["teams_end"] = cr.EndDateTime
+	if end != "" {
+		r.Metadata["teams_end"] = end
 	}
 	if cr.ContentCorrelationID != "" {
 		r.Metadata["teams_content_correlation_id"] = cr.ContentCorrelationID

@@ -188,8 +188,8 @@ func TestForbiddenNamesWhatIsMissing(t *testing.T) {
 }
 
 // TestOrganizers: a list of e-mails is resolved (a userPrincipalName, or a mail that is no
-// userPrincipalName); with all, an organizer Graph refuses is skipped with a warning while the
-// others are read.
+// userPrincipalName), and a group to its members, nested groups included; with all, an
+// organizer Graph refuses is skipped with a warning while the others are read.
 func TestOrganizers(t *testing.T) {
 	fake := teamstest.Start(t)
 	sam := fake.AddUser("", "Sam Lee", "sam@acme.test")
@@ -206,6 +206,19 @@ func TestOrganizers(t *testing.T) {
 	}
 	if len(recs) != 2 || owners["sam@acme.test"] != sam.ID || owners["kim@acme.test"] != kim.ID {
 		t.Errorf("organizers [sam, kim by mail] listed %v, want their two recordings", owners)
+	}
+	nested := fake.AddGroup("leads@acme.test", kim.ID)
+	team := fake.AddGroup("team@acme.test", sam.ID, nested.ID)
+	for _, entry := range []string{"group:team@acme.test", "group:" + team.ID} {
+		recs, _ := list(t, newSource(t, fake, teams.Config{Organizers: []string{entry, "sam@acme.test"}}), "")
+		if len(recs) != 2 {
+			t.Errorf("organizers [%s, sam] listed %d recordings, want Sam's and Kim's (a nested group's member)", entry, len(recs))
+		}
+	}
+	fake.Revoke(teamstest.PermGroups)
+	_, _, err := newSource(t, fake, teams.Config{Organizers: []string{"group:team@acme.test"}}).List(context.Background(), "")
+	if err == nil || !strings.Contains(err.Error(), "needs the application permission GroupMember.Read.All") {
+		t.Errorf("List of a group without GroupMember.Read.All = %v, want an error naming it", err)
 	}
 	fake.NoPolicy(other.ID)
 	var logs bytes.Buffer
@@ -238,7 +251,7 @@ func TestRecording(t *testing.T) {
 		t.Errorf("owner = %+v, want teams:%s sam@acme.test Sam Lee", o, sam.ID)
 	}
 	for k, want := range map[string]string{"teams_meeting_id": rec.MeetingID, "teams_organizer": "sam@acme.test",
-		"teams_start": "2026-11-20T09:00:00Z", "teams_end": "2026-11-20T09:30:00.0000000Z", "teams_content_correlation_id": rec.ContentCorrelationID} {
+		"teams_start": "2026-11-20T09:00:00Z", "teams_end": "2026-11-20T09:30:00Z", "teams_content_correlation_id": rec.ContentCorrelationID} {
 		if r.Metadata[k] != want {
 			t.Errorf("metadata %s = %q, want %q", k, r.Metadata[k], want)
 		}

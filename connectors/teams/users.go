@@ -35,8 +35,9 @@ func (u user) String() string {
 const userFields = "id,displayName,mail,userPrincipalName"
 
 // organizers returns the users whose recordings are synced: with all, every user of the tenant
-// (GET /users, page by page), else the configured e-mails resolved to users. It remembers them
-// (by id) for the owners of pushed recordings.
+// (GET /users, page by page), else the configured e-mails and groups resolved to users. It
+// remembers them (by id) for the owners of pushed recordings. It fails with the first user or
+// group that cannot be resolved (a *GraphError for Graph's refusals).
 func (s *Source) organizers(ctx context.Context) ([]user, error) {
 	var out []user
 	if s.cfg.all() {
@@ -53,12 +54,18 @@ func (s *Source) organizers(ctx context.Context) ([]user, error) {
 			next = page.Next
 		}
 	} else {
+		seen := map[string]bool{}
 		for _, o := range s.cfg.Organizers {
-			u, err := s.lookup(ctx, o)
+			us, err := s.resolve(ctx, o)
 			if err != nil {
 				return nil, fmt.Errorf("organizer %s: %w", o, err)
 			}
-			out = append(out, u)
+			for _, u := range us {
+				if !seen[u.ID] {
+					seen[u.ID] = true
+					out = append(out, u)
+				}
+			}
 		}
 	}
 	s.mu.Lock()
@@ -69,6 +76,47 @@ func (s *Source) organizers(ctx context.Context) ([]user, error) {
 		scope[u.ID] = true
 	}
 	s.scope = scope
+	return out, nil
+}
+
+// resolve returns the users an organizers entry names: a user (e-mail or object id), or with
+// group:, the users among a group's members, nested groups included.
+func (s *Source) resolve(ctx context.Context, entry string) ([]user, error) {
+	key, group := strings.CutPrefix(entry, "group:")
+	if !group {
+		u, err := s.lookup(ctx, key)
+		return []user{u}, err
+	}
+	id := key
+	if strings.Contains(key, "@") {
+		var page struct {
+			Value []struct {
+				ID string `json:"id"`
+			} `json:"value"`
+		}
+		q := url.Values{"$filter": {"mail eq '" + strings.ReplaceAll(key, "'", "''") + "'"}, "$select": {"id"}}
+		if err := s.api.do(ctx, call{op: "group with mail " + key, method: http.MethodGet, need: needGroups,
+			url: s.cfg.GraphURL + "/v1.0/groups?" + q.Encode()}, &page); err != nil {
+			return nil, err
+		}
+		if len(page.Value) == 0 {
+			return nil, fmt.Errorf("no group of the tenant has the mail %s", key)
+		}
+		id = page.Value[0].ID
+	}
+	var out []user
+	next := s.cfg.GraphURL + "/v1.0/groups/" + url.PathEscape(id) + "/transitiveMembers/microsoft.graph.user?$select=" + userFields + "&$top=999"
+	for next != "" {
+		var page struct {
+			Value []user `json:"value"`
+			Next  string `json:"@odata.nextLink"`
+		}
+		if err := s.api.do(ctx, call{op: "members of group " + key, method: http.MethodGet, url: next, need: needGroups}, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page.Value...)
+		next = page.Next
+	}
 	return out, nil
 }
 

@@ -32,13 +32,13 @@ func parseState(tok string) (state, bool) {
 	return st, err == nil && json.Unmarshal(b, &st) == nil
 }
 
-// deltaBase is the delta function's URL for a view.
-func (s *Server) deltaBase(organizer, start string) string {
+// deltaBase is the delta function's URL for a view, under base (the host the client called).
+func deltaBase(base, organizer, start string) string {
 	fn := "getAllRecordings(meetingOrganizerUserId='" + organizer + "'"
 	if start != "" {
 		fn += ",startDateTime=" + start
 	}
-	return s.URL + "/v1.0/users/" + organizer + "/onlineMeetings/" + fn + ")/delta"
+	return base + "/v1.0/users/" + organizer + "/onlineMeetings/" + fn + ")/delta"
 }
 
 // delta answers one page of a delta round: the initial request (no token) covers every
@@ -56,7 +56,7 @@ func (s *Server) delta(w http.ResponseWriter, r *http.Request, organizer, start 
 			return
 		}
 		if st.Epoch < s.epoch {
-			s.expired(w, organizer, start)
+			s.expired(w, hostBase(r), organizer, start)
 			return
 		}
 		if q.Has("$deltatoken") {
@@ -81,10 +81,10 @@ func (s *Server) delta(w http.ResponseWriter, r *http.Request, organizer, start 
 	end := min(st.Offset+s.PageSize, len(match))
 	value := []map[string]any{}
 	for _, x := range match[min(st.Offset, len(match)):end] {
-		value = append(value, s.view(x))
+		value = append(value, view(hostBase(r), x))
 	}
-	page := map[string]any{"@odata.context": s.URL + "/v1.0/$metadata#Collection(callRecording)", "value": value}
-	base := s.deltaBase(organizer, st.Start)
+	page := map[string]any{"@odata.context": hostBase(r) + "/v1.0/$metadata#Collection(callRecording)", "value": value}
+	base := deltaBase(hostBase(r), organizer, st.Start)
 	if end < len(match) {
 		st.Offset = end
 		page["@odata.nextLink"] = base + "?$skiptoken=" + url.QueryEscape(st.token())
@@ -95,11 +95,11 @@ func (s *Server) delta(w http.ResponseWriter, r *http.Request, organizer, start 
 }
 
 // expired answers a token that can no longer be used, as set by ExpireDeltaTokens.
-func (s *Server) expired(w http.ResponseWriter, organizer, start string) {
+func (s *Server) expired(w http.ResponseWriter, base, organizer, start string) {
 	if s.expiry == "syncStateNotFound" {
 		graphError(w, http.StatusBadRequest, "syncStateNotFound", "The sync state generation is not found. The delta token is expired and data must be synchronized again.")
 		return
 	}
-	w.Header().Set("Location", s.deltaBase(organizer, start)+"?$deltatoken=")
+	w.Header().Set("Location", deltaBase(base, organizer, start)+"?$deltatoken=")
 	graphError(w, http.StatusGone, "resyncRequired", "Resync required. Replace any local cached data with data from the server.")
 }

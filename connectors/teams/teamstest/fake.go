@@ -29,6 +29,7 @@ const (
 const (
 	PermRecordings = "OnlineMeetingRecording.Read.All"
 	PermUsers      = "User.Read.All"
+	PermGroups     = "GroupMember.Read.All"
 )
 
 // User is an Entra ID user.
@@ -63,6 +64,7 @@ type Server struct {
 	mu        sync.Mutex
 	srv       *httptest.Server
 	users     []*User
+	groups    []*Group
 	recs      []*Recording
 	tokens    map[string]bool
 	issued    int

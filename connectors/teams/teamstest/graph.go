@@ -40,7 +40,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request, tenant string) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type", "error_description": "AADSTS70003: The app requested an unsupported grant type."})
 	case f.Get("client_id") != ClientID || f.Get("client_secret") != ClientSecret:
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret provided."})
-	case f.Get("scope") != "https://graph.microsoft.com/.default" && f.Get("scope") != s.URL+"/.default":
+	case !validScope(f.Get("scope")):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_scope", "error_description": "AADSTS70011: The provided value for scope is not valid."})
 	default:
 		s.mu.Lock()
@@ -84,6 +84,8 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, p []string) {
 	switch {
 	case p[0] == "users":
 		s.users1(w, r, p[1:])
+	case p[0] == "groups":
+		s.groups1(w, r, p[1:])
 	case p[0] == "subscriptions":
 		s.subscriptions(w, r, p[1:])
 	default:
@@ -165,12 +167,22 @@ func (s *Server) meetings(w http.ResponseWriter, r *http.Request, organizer stri
 		graphError(w, http.StatusNotFound, "NotFound", "The recording was not found.")
 	case len(p) == 3:
 		s.count("recording")
-		writeJSON(w, http.StatusOK, s.view(rec))
+		writeJSON(w, http.StatusOK, view(hostBase(r), rec))
 	default:
 		s.count("content")
 		sig := base64.RawURLEncoding.EncodeToString([]byte(rec.ID + "|" + strconv.FormatInt(time.Now().UnixNano(), 36)))
 		http.Redirect(w, r, s.URL+"/download/"+sig, http.StatusFound)
 	}
+}
+
+// hostBase is the base URL of the host the client called (Graph's links point back to it).
+func hostBase(r *http.Request) string { return "http://" + r.Host }
+
+// validScope is the Graph resource's .default scope: Microsoft's, or the fake's own under
+// whatever host the client knows it by.
+func validScope(scope string) bool {
+	u, err := url.Parse(scope)
+	return scope == "https://graph.microsoft.com/.default" || err == nil && u.Host != "" && u.Path == "/.default"
 }
 
 func (s *Server) refused(permission string) bool {
@@ -199,33 +211,40 @@ func (s *Server) findUser(key string) *User {
 
 // listUsers answers GET /users: $top and $skiptoken paging, and $filter=mail eq '…'.
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	off, _ := strconv.Atoi(q.Get("$skiptoken"))
 	s.mu.Lock()
 	var match []User
 	for _, u := range s.users {
-		if f := q.Get("$filter"); f == "" || strings.EqualFold(f, "mail eq '"+u.Mail+"'") {
+		if f := r.URL.Query().Get("$filter"); f == "" || strings.EqualFold(f, "mail eq '"+u.Mail+"'") {
 			match = append(match, *u)
 		}
 	}
+	s.mu.Unlock()
+	s.userPage(w, r, match)
+}
+
+// userPage answers a page of users, from $skiptoken, with the @odata.nextLink of the next.
+func (s *Server) userPage(w http.ResponseWriter, r *http.Request, match []User) {
+	q := r.URL.Query()
+	off, _ := strconv.Atoi(q.Get("$skiptoken"))
+	s.mu.Lock()
 	size := s.PageSize
 	s.mu.Unlock()
-	page := map[string]any{"@odata.context": s.URL + "/v1.0/$metadata#users(id,displayName,mail,userPrincipalName)"}
+	page := map[string]any{"@odata.context": hostBase(r) + "/v1.0/$metadata#users(id,displayName,mail,userPrincipalName)"}
 	end := min(off+size, len(match))
 	page["value"] = append([]User{}, match[min(off, len(match)):end]...)
 	if end < len(match) {
 		nq := url.Values{"$select": {q.Get("$select")}, "$top": {q.Get("$top")}, "$skiptoken": {strconv.Itoa(end)}}
-		page["@odata.nextLink"] = s.URL + "/v1.0/users?" + nq.Encode()
+		page["@odata.nextLink"] = hostBase(r) + r.URL.Path + "?" + nq.Encode()
 	}
 	writeJSON(w, http.StatusOK, page)
 }
 
-// view is a recording as Graph returns it.
-func (s *Server) view(r *Recording) map[string]any {
+// view is a recording as Graph returns it, its content URL under base.
+func view(base string, r *Recording) map[string]any {
 	return map[string]any{"@odata.type": "#microsoft.graph.callRecording", "id": r.ID, "meetingId": r.MeetingID,
 		"callId": nil, "contentCorrelationId": r.ContentCorrelationID,
 		"createdDateTime": r.Created.Format("2006-01-02T15:04:05.0000000Z"), "endDateTime": r.End.Format("2006-01-02T15:04:05.0000000Z"),
-		"recordingContentUrl": s.URL + "/v1.0/users/" + r.Organizer + "/onlineMeetings/" + r.MeetingID + "/recordings/" + r.ID + "/content",
+		"recordingContentUrl": base + "/v1.0/users/" + r.Organizer + "/onlineMeetings/" + r.MeetingID + "/recordings/" + r.ID + "/content",
 		"meetingOrganizer": map[string]any{"application": nil, "device": nil, "user": map[string]any{
 			"@odata.type": "#microsoft.graph.teamworkUserIdentity", "id": r.Organizer, "displayName": nil,
 			"userIdentityType": "aadUser", "tenantId": TenantID}}}

@@ -55,7 +55,7 @@ func (s *Server) subscriptions(w http.ResponseWriter, r *http.Request, p []strin
 		s.createSubscription(w, r)
 	case len(p) == 0 && r.Method == http.MethodGet:
 		live := s.Subscriptions()
-		writeJSON(w, http.StatusOK, map[string]any{"@odata.context": s.URL + "/v1.0/$metadata#subscriptions", "value": append([]Subscription{}, live...)})
+		writeJSON(w, http.StatusOK, map[string]any{"@odata.context": hostBase(r) + "/v1.0/$metadata#subscriptions", "value": append([]Subscription{}, live...)})
 	case len(p) == 2 && p[1] == "reauthorize" && r.Method == http.MethodPost:
 		s.withSubscription(w, p[0], func(sub *Subscription) { sub.Reauthorized++; w.WriteHeader(http.StatusNoContent) })
 	case len(p) == 1 && r.Method == http.MethodDelete:
@@ -207,8 +207,9 @@ func (s *Server) Notify(r *Recording) []int {
 }
 
 // Lifecycle posts a lifecycle notification (reauthorizationRequired, subscriptionRemoved,
-// missed) of subscription id to its lifecycleNotificationUrl and returns the answer's status;
-// for subscriptionRemoved the subscription is removed first.
+// missed) of subscription id to its lifecycleNotificationUrl and returns the answer's status
+// (0 when there is no such subscription or the post failed); for subscriptionRemoved the
+// subscription is removed first.
 func (s *Server) Lifecycle(id, event string) int {
 	s.mu.Lock()
 	sub, ok := s.subs[id]
