@@ -38,8 +38,8 @@ type Config struct {
 	ClientSecretFile string `koanf:"client_secret_file"`
 	// Organizers is all (every user of the tenant, listed with GET /users: User.Read.All) or
 	// a list of the users whose meetings' recordings are synced: e-mails (userPrincipalName or
-	// mail) or object ids, and group:<mail or object id> for a group's members, nested groups
-	// included (GroupMember.Read.All).
+	// mail) or object ids, and `group:<mail or object id>` for a group's members, nested
+	// groups included (GroupMember.Read.All).
 	Organizers []string `koanf:"organizers"`
 	// StartDate is how far back the first sync looks, and a resync after an expired delta
 	// token: a date (2026-01-01) or an RFC 3339 time; empty: 30 days before that sync.
