@@ -32,9 +32,12 @@ const (
 	PermGroups     = "GroupMember.Read.All"
 )
 
-// User is an Entra ID user.
+// User is an Entra ID user, as GET /users returns it.
 type User struct {
-	ID                string `json:"id"`
+	// ID is the object id.
+	ID string `json:"id"`
+	// DisplayName, Mail and UserPrincipalName are what they say (the mail is the UPN unless
+	// changed).
 	DisplayName       string `json:"displayName"`
 	Mail              string `json:"mail"`
 	UserPrincipalName string `json:"userPrincipalName"`
@@ -42,9 +45,13 @@ type User struct {
 
 // Recording is a meeting recording with its content.
 type Recording struct {
+	// ID, MeetingID and ContentCorrelationID are the callRecording's; Organizer is the
+	// organizer's object id.
 	ID, MeetingID, Organizer, ContentCorrelationID string
-	Created, End                                   time.Time
-	Content                                        []byte
+	// Created and End are its createdDateTime and endDateTime.
+	Created, End time.Time
+	// Content is what the content request serves.
+	Content []byte
 	// Fault is "429" (Retry-After: 7), "503" (Retry-After: 120), "short" (half the body) or
 	// "html" (a 200 HTML page) for the next content download.
 	Fault string
@@ -53,6 +60,7 @@ type Recording struct {
 
 // Server is the fake.
 type Server struct {
+	// URL is where the fake listens: the login and Graph base URL alike.
 	URL string
 	// Now is the fake's clock for subscriptions (default time.Now).
 	Now func() time.Time
@@ -61,22 +69,24 @@ type Server struct {
 	// MaxLifetime is the longest subscription Graph accepts (default 4230 minutes).
 	MaxLifetime time.Duration
 
-	mu        sync.Mutex
-	srv       *httptest.Server
-	users     []*User
-	groups    []*Group
-	recs      []*Recording
-	tokens    map[string]bool
-	issued    int
-	seq       int
-	epoch     int    // delta tokens of an older epoch have expired
-	expiry    string // how an expired token is answered: "410" or "syncStateNotFound"
-	revoked   map[string]bool
-	policy    map[string]bool // organizers without an application access policy
-	limited   []string        // Retry-After values for the next API requests, answered 429
-	busy      []string        // Retry-After values for the next API requests, answered 503
-	subs      map[string]*Subscription
-	Calls     map[string]int // API requests by kind
+	mu      sync.Mutex
+	srv     *httptest.Server
+	users   []*User
+	groups  []*Group
+	recs    []*Recording
+	tokens  map[string]bool
+	issued  int
+	seq     int
+	epoch   int    // delta tokens of an older epoch have expired
+	expiry  string // how an expired token is answered: "410" or "syncStateNotFound"
+	revoked map[string]bool
+	policy  map[string]bool // organizers without an application access policy
+	limited []string        // Retry-After values for the next API requests, answered 429
+	busy    []string        // Retry-After values for the next API requests, answered 503
+	subs    map[string]*Subscription
+	// Calls counts the API requests by kind (see Count).
+	Calls map[string]int
+	// Downloads counts the requests of the pre-authenticated content URLs.
 	Downloads int
 }
 

@@ -8,8 +8,10 @@ import (
 
 // Group is an Entra ID group: its members are users and groups, by id.
 type Group struct {
-	ID      string `json:"id"`
-	Mail    string `json:"mail"`
+	// ID is the object id, Mail the group's address.
+	ID   string `json:"id"`
+	Mail string `json:"mail"`
+	// Members are user and group ids.
 	Members []string
 }
 

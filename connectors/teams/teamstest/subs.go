@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// Subscription is a change-notification subscription.
+// Subscription is a change-notification subscription: Graph's fields, as its JSON names them,
+// and the clientState it was made with.
 type Subscription struct {
 	ID                       string    `json:"id"`
 	Resource                 string    `json:"resource"`
