@@ -97,7 +97,7 @@ func doctorWebhooks(ctx context.Context, cfg *Config, storeCurrent bool, r *doct
 		res, id, err := pingEndpoint(ctx, e)
 		switch {
 		case err != nil:
-			r.fail(name, err.Error(), "check the URL, DNS and the firewall; a loopback or private address needs allow_private: true")
+			r.fail(name, strings.TrimPrefix(err.Error(), "webhook "+e.Name+": "), "check the URL, DNS and the firewall; a loopback or private address needs allow_private: true")
 		case res.OK():
 			r.ok(name, fmt.Sprintf("%s answered %d in %d ms to a signed ping (%s)", relay.RedactURL(e.URL), res.Status, res.Latency.Milliseconds(), id))
 		default:
