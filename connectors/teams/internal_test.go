@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestExternalID(t *testing.T) {
@@ -77,6 +78,22 @@ func TestCursor(t *testing.T) {
 	for _, bad := range []string{"2026-11-20", "teamsv1:!!", "teamsv1:" + base64.RawStdEncoding.EncodeToString([]byte("not gzip"))} {
 		if _, err := decodeCursor(bad); err == nil {
 			t.Errorf("decodeCursor(%q) = nil error, want one", bad)
+		}
+	}
+}
+
+func TestRenewAt(t *testing.T) {
+	got := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		life, lifetime time.Duration
+		want           time.Duration // after got
+	}{
+		{4230 * time.Minute, 4230 * time.Minute, 2820 * time.Minute},
+		{50 * time.Minute, 4230 * time.Minute, 50*time.Minute - 50*time.Minute/3}, // granted less than asked
+		{10 * time.Hour, time.Hour, 10*time.Hour - 20*time.Minute},                // found, living longer than asked
+	} {
+		if got := renewAt(got.Add(tc.life), got, tc.lifetime).Sub(got); got != tc.want {
+			t.Errorf("renewAt(life %v, lifetime %v) = %v after, want %v", tc.life, tc.lifetime, got, tc.want)
 		}
 	}
 }

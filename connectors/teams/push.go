@@ -40,6 +40,7 @@ type push struct {
 
 	mu       sync.Mutex
 	sub      *subscription // the live subscription, when known
+	got      time.Time     // when sub was made, renewed or found
 	lifetime time.Duration // asked of Graph; an hour once Graph refused more
 	force    bool          // renew at once (reauthorizationRequired)
 }

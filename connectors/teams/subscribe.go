@@ -76,31 +76,41 @@ func (p *PushSource) onLifecycle(ev lifecycle) {
 func (p *PushSource) ensure(ctx context.Context) (time.Duration, error) {
 	ps := p.push
 	ps.mu.Lock()
-	sub, force, lifetime := ps.sub, ps.force, ps.lifetime
+	sub, got, force, lifetime := ps.sub, ps.got, ps.force, ps.lifetime
 	ps.mu.Unlock()
+	now := p.cfg.Now()
 	var err error
 	if sub == nil {
 		if sub, err = p.find(ctx); err != nil {
 			return 0, err
 		}
+		got = now
 	}
-	now := p.cfg.Now()
 	switch {
 	case sub == nil:
 		sub, err = p.subscribe(ctx, "", now)
-	case force || sub.ExpirationDateTime.Sub(now) < lifetime/3:
+		got = now
+	case force || !now.Before(renewAt(sub.ExpirationDateTime, got, lifetime)):
 		sub, err = p.subscribe(ctx, sub.ID, now)
 		if isStatus(err, http.StatusNotFound) { // expired or removed meanwhile
 			sub, err = p.subscribe(ctx, "", now)
 		}
+		got = now
 	}
 	if err != nil {
 		return 0, err
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	ps.sub, ps.force = sub, false
-	return max(time.Second, sub.ExpirationDateTime.Sub(p.cfg.Now())-ps.lifetime/3), nil
+	ps.sub, ps.got, ps.force = sub, got, false
+	return max(time.Second, renewAt(sub.ExpirationDateTime, got, ps.lifetime).Sub(p.cfg.Now())), nil
+}
+
+// renewAt is when a subscription expiring at exp, granted (or found) at got, is renewed: when a
+// third of its life is left, its life being what Graph granted, at most the lifetime asked (a
+// subscription Graph grants for less than asked is not renewed over and over).
+func renewAt(exp, got time.Time, lifetime time.Duration) time.Time {
+	return exp.Add(-min(lifetime, exp.Sub(got)) / 3)
 }
 
 // find returns this app's subscription to the resource at the notification URL, the one that
