@@ -1,7 +1,8 @@
 // Package export writes scheduled archives of completed transcripts: each run lists what was
 // created since the export's checkpoint, downloads it (bulk ZIPs of at most 100, or one file
 // each), streams it to a folder or an S3 prefix with a checksummed manifest, and only then
-// moves the checkpoint. One runner per (export, tick) across replicas.
+// moves the checkpoint. One run of an export at a time across replicas, one runner per
+// (export, tick).
 package export
 
 import (

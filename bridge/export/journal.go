@@ -10,11 +10,17 @@ import (
 	"time"
 )
 
-// journalName is the file listing what an unfinished run has written so far. A run that
-// starts and finds one (a killed attempt: the checkpoint did not move, so this run covers the
-// same transcripts) removes those files once its own are in place; files of finished runs are
-// never touched. The journal goes once the manifest is written.
-const journalName = ".bridge-run.json"
+// The journal of a run lists what it has written so far, at its destination, until the run is
+// recorded in the store. A run that finds its tick's journal (a killed attempt of the same
+// tick) replaces or removes those files; a run that finds an earlier run abandoned removes what
+// that run's journal lists (supersede); a run that fails removes its own (discard). Files of
+// recorded runs are never touched: a journal goes only once its run is recorded (dropJournal).
+
+// journalFile names the journal of export's run at tick: one per run, so runs of several
+// exports or ticks sharing a folder keep theirs apart.
+func journalFile(export string, tick time.Time) string {
+	return fmt.Sprintf(".bridge-run-%s-%s.json", export, stamp(tick))
+}
 
 type journal struct {
 	Export string    `json:"export"`
@@ -24,18 +30,29 @@ type journal struct {
 	dest Destination
 }
 
-// openJournal reads what an unfinished run of export left at dest, and starts this run's.
-func openJournal(ctx context.Context, dest Destination, export string, tick time.Time) (*journal, []string, error) {
-	var leftover []string
-	b, err := dest.Read(ctx, journalName)
+// readJournal returns the files the journal of export's run at tick lists at dest (none when
+// there is no journal).
+func readJournal(ctx context.Context, dest Destination, export string, tick time.Time) ([]string, error) {
+	b, err := dest.Read(ctx, journalFile(export, tick))
 	switch {
-	case err == nil:
-		var old journal
-		if json.Unmarshal(b, &old) == nil && old.Export == export {
-			leftover = old.Files
-		}
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, nil, fmt.Errorf("run journal: %w", err)
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("run journal: %w", err)
+	}
+	var old journal
+	if json.Unmarshal(b, &old) != nil || old.Export != export {
+		return nil, nil
+	}
+	return old.Files, nil
+}
+
+// openJournal reads what an unfinished attempt of export's run at tick left at dest, and starts
+// this attempt's.
+func openJournal(ctx context.Context, dest Destination, export string, tick time.Time) (*journal, []string, error) {
+	leftover, err := readJournal(ctx, dest, export, tick)
+	if err != nil {
+		return nil, nil, err
 	}
 	j := &journal{Export: export, Tick: tick, Files: leftover, dest: dest} // keep listing them until removed
 	return j, leftover, j.save(ctx)
@@ -54,7 +71,7 @@ func (j *journal) save(ctx context.Context) error {
 	}
 	err = errors.Join(json.NewEncoder(f).Encode(j), f.Close())
 	if err == nil {
-		err = j.dest.Commit(ctx, f.Name(), journalName)
+		err = j.dest.Commit(ctx, f.Name(), journalFile(j.Export, j.Tick))
 	}
 	if err != nil {
 		os.Remove(f.Name())
@@ -63,15 +80,33 @@ func (j *journal) save(ctx context.Context) error {
 	return nil
 }
 
-// finish removes the leftovers not rewritten by this run, then the journal itself.
-func (j *journal) finish(ctx context.Context, leftover []string, keep map[string]bool) error {
+// settle removes the leftovers not rewritten by this run; the journal stays (dropJournal).
+func (j *journal) settle(ctx context.Context, leftover []string, keep map[string]bool) error {
 	var gone []string
 	for _, n := range leftover {
 		if !keep[n] {
 			gone = append(gone, n)
 		}
 	}
-	return j.dest.Remove(ctx, append(gone, journalName))
+	if len(gone) == 0 {
+		return nil
+	}
+	return j.dest.Remove(ctx, gone)
+}
+
+// dropJournal removes the journal of export's run at tick, once the run is recorded.
+func dropJournal(ctx context.Context, dest Destination, export string, tick time.Time) error {
+	return dest.Remove(ctx, []string{journalFile(export, tick)})
+}
+
+// discard removes what the journal of export's run at tick lists, then the journal: the files
+// of a run that will never be recorded as completed.
+func discard(ctx context.Context, dest Destination, export string, tick time.Time) error {
+	files, err := readJournal(ctx, dest, export, tick)
+	if err != nil {
+		return err
+	}
+	return dest.Remove(ctx, append(files, journalFile(export, tick)))
 }
 
 // stamp is a tick in file names.

@@ -34,8 +34,13 @@ type Exporter struct {
 	Now func() time.Time
 	// Progress, when set, hears transcripts done out of total.
 	Progress func(done, total int)
-	// Lease is how long a claimed run is reserved between renewals (default 10 min).
+	// Lease is how long a run's claims (its export's lease, one run of an export at a time,
+	// and its tick's) last between renewals, every third of it: a killed run is taken over
+	// after at most this long (default bridge.DefaultLease).
 	Lease time.Duration
+	// Replica names this process in the export leases it holds (default
+	// bridge.DefaultReplica()); each run adds a suffix of its own.
+	Replica string
 	// Metrics hears each finished run's outcome (nil: nothing).
 	Metrics Metrics
 }
@@ -55,7 +60,9 @@ func (e *Exporter) log() *slog.Logger {
 }
 
 // Write exports items to dest: archives or files, then the manifest, then removes what an
-// earlier attempt of the same run left. It returns the manifest.
+// earlier attempt of the same run left. It returns the manifest, or the first error (the files
+// written so far stay, listed by the run's journal). The journal stays at dest: the caller
+// drops it once the run is recorded, and the next run removes what it lists if it never is.
 func (e *Exporter) Write(ctx context.Context, c *Config, tick time.Time, w Window, items []api.ListItem, dest Destination, renew func()) (*Manifest, error) {
 	m := &Manifest{Export: c.Name, Tick: tick, Window: w, Format: c.Format, Layout: c.Layout, Destination: dest.String(),
 		Counts: Counts{Listed: len(items)}, Transcripts: []Transcript{}, Skipped: []Skipped{}}
@@ -84,7 +91,7 @@ func (e *Exporter) Write(ctx context.Context, c *Config, tick time.Time, w Windo
 	if err := rw.writeManifest(ctx, manifest); err != nil {
 		return nil, err
 	}
-	if err := jr.finish(ctx, leftover, rw.keep); err != nil {
+	if err := jr.settle(ctx, leftover, rw.keep); err != nil {
 		return nil, fmt.Errorf("clean %s: %w", dest, err)
 	}
 	return m, nil

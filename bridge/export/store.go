@@ -2,8 +2,8 @@ package export
 
 import "github.com/transcript-bridge/bridge/bridge"
 
-// Store is what the exporter needs of the store: runs and checkpoints (bridge/sqlite
-// implements it, with the rest of bridge.Store).
+// Store is what the exporter needs of the store: runs, checkpoints and the export leases
+// (bridge/sqlite implements it, with the rest of bridge.Store).
 type Store interface {
 	bridge.ExportStore
 }

@@ -180,7 +180,9 @@ func startExports(ctx context.Context, cfg *Config, store database, client *api.
 	for i := range cfg.Exports {
 		exports[i] = &cfg.Exports[i]
 	}
-	ex := &export.Exporter{Store: store, API: client, Log: log, Metrics: m}
+	// One run of an export at a time across replicas, under a lease like the replica's others: a
+	// replica killed mid-run is taken over after replica.lease.
+	ex := &export.Exporter{Store: store, API: client, Log: log, Metrics: m, Lease: cfg.Replica.Lease, Replica: cfg.Replica.Name}
 	caughtUp := make(chan struct{})
 	go func() { // a tick missed while the bridge was down runs once now
 		defer close(caughtUp)
