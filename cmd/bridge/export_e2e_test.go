@@ -57,6 +57,7 @@ func TestExportSurvivesSIGKILL(t *testing.T) {
 	os.WriteFile(config, fmt.Appendf(nil, `
 api: {base_url: %q, key: %q}
 store: {dsn: %q}
+replica: {lease: 2s}
 sources: [{name: inbox, type: localdir, path: %q}]
 exports:
   - {name: nightly, schedule: "0 2 * * *", format: md, layout: zip, destination: %q, since: %q}

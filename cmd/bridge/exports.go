@@ -82,7 +82,7 @@ func newExportRunCmd(cf *configFlags) *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			ex := &export.Exporter{Store: store, API: client, Log: newLogger(cmd.ErrOrStderr())}
+			ex := &export.Exporter{Store: store, API: client, Log: newLogger(cmd.ErrOrStderr()), Lease: cfg.Replica.Lease, Replica: cfg.Replica.Name}
 			ex.Progress = progressBar(cmd.OutOrStdout(), c.Name)
 			tick := time.Now().UTC() // a manual run is its own tick
 			if to.IsZero() {
