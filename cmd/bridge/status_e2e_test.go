@@ -200,8 +200,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 
 	held := `#held-` + jobID
-	browse(t, bctx, 30*time.Second, "reassign to Sam", chromedp.Navigate(rig.base+"/held"), chromedp.WaitVisible(css(held)),
-		chromedp.SetValue(css(held+` select[name=member]`), sandboxtest.SamID), chromedp.Click(css(held+` form.reassign button`)),
+	browse(t, bctx, 30*time.Second, "the held queue", chromedp.Navigate(rig.base+"/held"), chromedp.WaitVisible(css(held)))
+	screenshot(t, bctx, "status-held.png")
+	browse(t, bctx, 30*time.Second, "reassign to Sam", chromedp.SetValue(css(held+` select[name=member]`), sandboxtest.SamID), chromedp.Click(css(held+` form.reassign button`)),
 		chromedp.WaitVisible(css(`p.flash`)))
 	if msg := textOf(t, bctx, `p.flash`); !strings.Contains(msg, "released with author email:sam@acme.test") {
 		t.Fatalf("after reassign the page says %q", msg)
@@ -226,8 +227,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 	screenshot(t, bctx, "status-job-timeline.png")
 
 	dead := `#delivery-` + deadID
-	browse(t, bctx, 30*time.Second, "replay the dead letter", chromedp.Navigate(rig.base+"/deliveries?status=dead"),
-		chromedp.WaitVisible(css(dead)), chromedp.Click(css(dead+` form.replay button`)), chromedp.WaitVisible(css(`p.flash`)))
+	browse(t, bctx, 30*time.Second, "the dead letters", chromedp.Navigate(rig.base+"/deliveries?status=dead"), chromedp.WaitVisible(css(dead)))
+	screenshot(t, bctx, "status-dead-letters.png")
+	browse(t, bctx, 30*time.Second, "replay the dead letter", chromedp.Click(css(dead+` form.replay button`)), chromedp.WaitVisible(css(`p.flash`)))
 	if msg := textOf(t, bctx, `p.flash`); !strings.Contains(msg, "will be sent again") {
 		t.Fatalf("after replay the page says %q", msg)
 	}
