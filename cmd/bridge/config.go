@@ -83,9 +83,12 @@ type Config struct {
 	Webhooks []relay.EndpointConfig `koanf:"webhooks"`
 	// Exports are the scheduled archives of completed transcripts.
 	Exports []export.Config `koanf:"exports"`
-	// Server is the bridge's HTTP server, for webhooks from sources (POST /hooks/<type>/<name>).
+	// Server is the bridge's HTTP server: webhooks from sources (POST /hooks/<type>/<name>),
+	// /healthz, /readyz, /metrics and the status page at /. bridge run starts it when addr is
+	// set or a source takes webhooks.
 	Server struct {
-		// Addr is where it listens (default 127.0.0.1:8080 when a source takes webhooks).
+		// Addr is where it listens, host:port (default 127.0.0.1:8080 when only a source's
+		// webhooks start it; the container image sets 0.0.0.0:8080).
 		Addr string `koanf:"addr"`
 		// AdminTokenFile holds the admin token of the status page at / (a secret, at least 16
 		// characters): signing in compares it. Without one the page is served only when addr is
