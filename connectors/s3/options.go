@@ -52,9 +52,12 @@ type Config struct {
 	// SecretAccessKey is the secret of AccessKeyID; when empty, New reads it from
 	// SecretAccessKeyFile.
 	SecretAccessKey string
-	// HeadConcurrency bounds the parallel HEAD requests that read new objects' metadata
-	// (default 8).
-	HeadConcurrency int
+	// Metadata reads each new object's x-amz-meta-* with one HEAD request, for templates
+	// (.Fields); owner_from: meta:<name> turns it on too. Off, discovery is list-only: no
+	// request per object.
+	Metadata bool `koanf:"metadata"`
+	// HeadConcurrency bounds the HEAD requests in flight when metadata is read (default 16).
+	HeadConcurrency int `koanf:"head_concurrency"`
 
 	ownerMeta string
 	ownerKey  *regexp.Regexp
@@ -63,7 +66,7 @@ type Config struct {
 // SetDefaults fills in the defaults of unset fields.
 func (c *Config) SetDefaults() {
 	if c.HeadConcurrency == 0 {
-		c.HeadConcurrency = 8
+		c.HeadConcurrency = 16
 	}
 }
 
@@ -77,8 +80,8 @@ func (c *Config) Validate() error {
 		return &connectors.OptionError{Key: "max_size", Err: fmt.Errorf("%d and min_size %d do not make a range", c.MaxSize, c.MinSize)}
 	case (c.AccessKeyID != "") != hasSecret:
 		return &connectors.OptionError{Key: "access_key_id", Err: errors.New("needs secret_access_key_file too (or neither, for the AWS chain)")}
-	case c.HeadConcurrency < 0:
-		return fmt.Errorf("head concurrency %d is negative", c.HeadConcurrency)
+	case c.HeadConcurrency < 1:
+		return &connectors.OptionError{Key: "head_concurrency", Err: fmt.Errorf("%d: at least 1", c.HeadConcurrency)}
 	}
 	if err := c.Include.CheckOption("include"); err != nil {
 		return err

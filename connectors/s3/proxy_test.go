@@ -13,7 +13,7 @@ import (
 	"github.com/transcript-bridge/bridge/internal/proxytest"
 )
 
-// TestCallsGoThroughTheProxy: with HTTP_PROXY set when the source is made, listing, HEAD and
+// TestCallsGoThroughTheProxy: with HTTP_PROXY set when the source is made, listing, HEAD (metadata on) and
 // download go through the proxy (the endpoint's host name exists only behind it).
 func TestCallsGoThroughTheProxy(t *testing.T) {
 	s := startServer(t, s3mem.New())
@@ -28,7 +28,7 @@ func TestCallsGoThroughTheProxy(t *testing.T) {
 	proxy.Use(t)
 	u, _ := url.Parse(s.url)
 	behind := &server{backend: s.backend, url: "http://s3.example.test:" + u.Port()}
-	src := behind.source(t, s3.Config{Prefix: "calls/"})
+	src := behind.source(t, s3.Config{Prefix: "calls/", Metadata: true})
 	recs, _, err := src.List(context.Background(), "")
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("List = %d recordings, %v; want 1", len(recs), err)

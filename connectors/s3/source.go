@@ -66,15 +66,17 @@ type object struct {
 }
 
 // List pages through the prefix and returns the objects not in the cursor, or changed since.
-// The cursor is the set of keys and ETags listed last time, so a key arriving late (sorting
+// The cursor is the set of keys (and their ETags' hashes) listed last time, so a key arriving late (sorting
 // before keys already seen, or a multipart upload completed with an old date) is never
-// skipped. New objects are read with HEAD for their x-amz-meta-* (owner and templates).
+// skipped, and an object already in it costs nothing but its line in the listing. Only when
+// the configuration needs user metadata (metadata, or owner_from: meta:<name>) are new objects
+// read with HEAD, head_concurrency at a time.
 func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recording, string, error) {
 	seen, err := decodeCursor(cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	now := map[string]string{}
+	now := make(map[string]string, len(seen))
 	var fresh []object
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.cfg.Bucket),
 		Prefix: aws.String(s.cfg.Prefix), MaxKeys: aws.Int32(1000)})
@@ -89,11 +91,19 @@ func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recordin
 			if !s.wanted(obj) {
 				continue
 			}
-			now[obj.key] = obj.etag
-			if seen[obj.key] != obj.etag {
+			sum := etagSum(obj.etag)
+			now[obj.key] = sum
+			if seen[obj.key] != sum {
 				fresh = append(fresh, obj)
 			}
 		}
+	}
+	if !s.needsHead() {
+		recs := make([]connectors.Recording, 0, len(fresh))
+		for _, o := range fresh {
+			recs = append(recs, s.recording(o, nil))
+		}
+		return recs, encodeCursor(now), nil
 	}
 	recs, gone := s.describe(ctx, fresh)
 	for _, k := range gone {
@@ -101,6 +111,9 @@ func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recordin
 	}
 	return recs, encodeCursor(now), nil
 }
+
+// needsHead reports whether the configuration needs what only HEAD gives: user metadata.
+func (s *Source) needsHead() bool { return s.cfg.Metadata || s.cfg.ownerMeta != "" }
 
 func (s *Source) wanted(o object) bool {
 	if strings.HasSuffix(o.key, "/") { // a "folder" marker
@@ -112,8 +125,9 @@ func (s *Source) wanted(o object) bool {
 	return connectors.Wanted(s.cfg.Include, s.cfg.Exclude, strings.TrimPrefix(o.key, s.cfg.Prefix))
 }
 
-// describe turns objects into recordings, reading their metadata with HEAD in parallel. Keys
-// gone or changed in between are returned in gone (left out of the cursor, listed again).
+// describe turns objects into recordings, reading their metadata with HEAD, head_concurrency
+// at a time. Keys gone or changed in between are returned in gone (left out of the cursor,
+// listed again).
 func (s *Source) describe(ctx context.Context, objs []object) ([]connectors.Recording, []string) {
 	recs := make([]*connectors.Recording, len(objs))
 	var wg sync.WaitGroup
@@ -122,11 +136,16 @@ func (s *Source) describe(ctx context.Context, objs []object) ([]connectors.Reco
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			recs[i] = s.recording(ctx, o)
+			head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(o.key)})
+			if err != nil || strings.Trim(aws.ToString(head.ETag), `"`) != o.etag {
+				return // gone, changed, or unreadable right now: the next scan sees it again
+			}
+			r := s.recording(o, head.Metadata)
+			recs[i] = &r
 		})
 	}
 	wg.Wait()
-	var out []connectors.Recording
+	out := make([]connectors.Recording, 0, len(objs))
 	var gone []string
 	for i, r := range recs {
 		if r == nil {
@@ -138,16 +157,14 @@ func (s *Source) describe(ctx context.Context, objs []object) ([]connectors.Reco
 	return out, gone
 }
 
-func (s *Source) recording(ctx context.Context, o object) *connectors.Recording {
-	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(o.key)})
-	if err != nil || strings.Trim(aws.ToString(head.ETag), `"`) != o.etag {
-		return nil // gone, changed, or unreadable right now: the next scan sees it again
-	}
-	r := &connectors.Recording{ItemID: o.key, Version: o.etag, Name: path.Base(o.key), Size: o.size, ModTime: o.modified,
+// recording is the recording of a listed object, with its user metadata (from HEAD) as
+// fields when read.
+func (s *Source) recording(o object, meta map[string]string) connectors.Recording {
+	r := connectors.Recording{ItemID: o.key, Version: o.etag, Name: path.Base(o.key), Size: o.size, ModTime: o.modified,
 		Link: "s3://" + s.cfg.Bucket + "/" + o.key, SourceExternalID: fmt.Sprintf("s3:%s/%s@%s", s.cfg.Bucket, o.key, o.etag)}
-	if len(head.Metadata) > 0 {
+	if len(meta) > 0 {
 		r.Fields = map[string]string{}
-		for k, v := range head.Metadata {
+		for k, v := range meta {
 			r.Fields[strings.ToLower(k)] = v
 		}
 	}

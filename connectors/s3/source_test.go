@@ -157,6 +157,7 @@ func TestBadOptionsNameTheOption(t *testing.T) {
 		{map[string]any{"bucket": "b", "include": []any{"[a-"}}, "option include"},
 		{map[string]any{"bucket": "b", "buckets": "x"}, `unknown option "buckets"`},
 		{map[string]any{"bucket": "b", "access_key_id": "AKIA"}, "secret_access_key_file"},
+		{map[string]any{"bucket": "b", "head_concurrency": 0}, "option head_concurrency"},
 	} {
 		_, err := connectors.New("s3", "x", tc.opts)
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {

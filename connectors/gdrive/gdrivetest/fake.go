@@ -59,6 +59,18 @@ type Server struct {
 	key      *rsa.PrivateKey
 	next     int
 	Requests int // API requests served (not counting the token endpoint)
+	// PerFile counts the API requests about one file (files.get, by metadata or download).
+	PerFile int
+	// Latency is waited before serving each request (token endpoint included); set it before
+	// the first request.
+	Latency time.Duration
+}
+
+// Counts returns Requests and PerFile, read under the server's lock.
+func (s *Server) Counts() (requests, perFile int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Requests, s.PerFile
 }
 
 // Start serves a fake on loopback until the test ends.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/api/drive/v3"
 )
@@ -36,12 +37,16 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	time.Sleep(s.Latency)
 	if r.URL.Path == "/token" {
 		s.token(w, r)
 		return
 	}
 	s.mu.Lock()
 	s.Requests++
+	if strings.HasPrefix(r.URL.Path, "/drive/v3/files/") {
+		s.PerFile++
+	}
 	user, ok := s.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
 	var fault int
 	if ok && len(s.faults) > 0 {
