@@ -154,6 +154,10 @@ func discover(t *testing.T, s *server, n *counted, cfg s3.Config, want int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after) // recs and the cursor still alive
+	t.Logf("heap kept by the scan's result (recordings and cursor): %.1f MiB", float64(int64(after.HeapInuse)-int64(base.HeapInuse))/(1<<20))
 	if len(recs) != want || recs[0].Owner == nil || (cfg.Metadata && recs[0].Fields["team"] != "sales") {
 		t.Fatalf("first scan found %d recordings (first %+v), want %d with owners (and fields when metadata is on)", len(recs), recs[0], want)
 	}
