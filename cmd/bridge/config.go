@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -326,8 +329,37 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s.retry_deadline: %v is not positive", at, s.RetryDeadline)
 		}
 		names[s.Name] = true
+		if err := s.fieldsWithoutMetadata(); err != nil {
+			return fmt.Errorf("%s.%w", at, err)
+		}
 		if err := bridge.ParseSchedule(s.Schedule); err != nil {
 			return fmt.Errorf("%s.schedule: %q: %w", at, s.Schedule, err)
+		}
+	}
+	return nil
+}
+
+// fieldsWithoutMetadata refuses an s3 source whose templates read .Fields (each object's user
+// metadata) while the source only lists: S3 gives user metadata only to a HEAD per object, which
+// the source sends with user_metadata: true (or owner_from: meta:…). Without it every .Fields
+// would be empty, silently.
+func (s *SourceConfig) fieldsWithoutMetadata() error {
+	if s.Type != "s3" {
+		return nil
+	}
+	if on, err := strconv.ParseBool(fmt.Sprint(s.Options["user_metadata"])); err == nil && on {
+		return nil
+	}
+	if from, _ := s.Options["owner_from"].(string); strings.HasPrefix(from, "meta:") {
+		return nil
+	}
+	templates := map[string]string{"external_id": s.ExternalID, "author": s.Author}
+	for k, v := range s.Metadata {
+		templates["metadata."+k] = v
+	}
+	for _, key := range slices.Sorted(maps.Keys(templates)) {
+		if strings.Contains(templates[key], ".Fields") {
+			return fmt.Errorf("%s: %q reads .Fields, the objects' user metadata, which an s3 source reads (one HEAD per new object) only with user_metadata: true", key, templates[key])
 		}
 	}
 	return nil

@@ -56,6 +56,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"sources: [{name: a, type: localdir, upload: {reports: [a, b, c, d]}}]", "sources[0].upload.reports"},
 		{"api: {base_url: 'https://x'}\nsources: [{name: a, type: localdir}]", "api.key_file: required"},
 		{"api: {upload_concurrency: 11}\nsources: [{name: a, type: localdir}]", "api.upload_concurrency"},
+		{"sources: [{name: b, type: s3, bucket: x, metadata: {team: '{{.Fields.team}}'}}]", `c.yaml:1:53: sources[0].metadata.team: "{{.Fields.team}}" reads .Fields, the objects' user metadata, which an s3 source reads (one HEAD per new object) only with user_metadata: true`},
 		{"store: {driver: mysql}\nsources: [{name: a, type: localdir}]", `c.yaml:1:9: store.driver: "mysql" is not supported (sqlite or postgres)`},
 		{"store: {driver: postgres}\nsources: [{name: a, type: localdir}]", "c.yaml:1:1: store.dsn: required with store.driver postgres"},
 		{"store: {dsn: a.db, dsn_file: dsn.txt}\nsources: [{name: a, type: localdir}]", "c.yaml:1:20: store.dsn_file: set store.dsn or store.dsn_file, not both"},

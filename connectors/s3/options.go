@@ -52,10 +52,10 @@ type Config struct {
 	// SecretAccessKey is the secret of AccessKeyID; when empty, New reads it from
 	// SecretAccessKeyFile.
 	SecretAccessKey string
-	// Metadata reads each new object's x-amz-meta-* with one HEAD request, for templates
+	// UserMetadata reads each new object's x-amz-meta-* with one HEAD request, for templates
 	// (.Fields); owner_from: meta:<name> turns it on too. Off, discovery is list-only: no
 	// request per object.
-	Metadata bool `koanf:"metadata"`
+	UserMetadata bool `koanf:"user_metadata"`
 	// HeadConcurrency bounds the HEAD requests in flight when metadata is read (default 16).
 	HeadConcurrency int `koanf:"head_concurrency"`
 

@@ -28,7 +28,7 @@ func TestCallsGoThroughTheProxy(t *testing.T) {
 	proxy.Use(t)
 	u, _ := url.Parse(s.url)
 	behind := &server{backend: s.backend, url: "http://s3.example.test:" + u.Port()}
-	src := behind.source(t, s3.Config{Prefix: "calls/", Metadata: true})
+	src := behind.source(t, s3.Config{Prefix: "calls/", UserMetadata: true})
 	recs, _, err := src.List(context.Background(), "")
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("List = %d recordings, %v; want 1", len(recs), err)

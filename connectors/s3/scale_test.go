@@ -121,7 +121,7 @@ func TestDiscoveryAtScale(t *testing.T) {
 	}{
 		{"list-only", s3.Config{Prefix: "calls/", OwnerFrom: `key:^calls/([^/]+)/`}, total},
 		{"metadata, head_concurrency 16", s3.Config{Prefix: "calls/", OwnerFrom: "meta:team"}, heads},
-		{"metadata, head_concurrency 64", s3.Config{Prefix: "calls/", OwnerFrom: `key:^calls/([^/]+)/`, Metadata: true, HeadConcurrency: 64}, heads},
+		{"metadata, head_concurrency 64", s3.Config{Prefix: "calls/", OwnerFrom: `key:^calls/([^/]+)/`, UserMetadata: true, HeadConcurrency: 64}, heads},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.objects < total {
@@ -158,7 +158,7 @@ func discover(t *testing.T, s *server, n *counted, cfg s3.Config, want int) {
 	runtime.GC()
 	runtime.ReadMemStats(&after) // recs and the cursor still alive
 	t.Logf("heap kept by the scan's result (recordings and cursor): %.1f MiB", float64(int64(after.HeapInuse)-int64(base.HeapInuse))/(1<<20))
-	if len(recs) != want || recs[0].Owner == nil || (cfg.Metadata && recs[0].Fields["team"] != "sales") {
+	if len(recs) != want || recs[0].Owner == nil || (cfg.UserMetadata && recs[0].Fields["team"] != "sales") {
 		t.Fatalf("first scan found %d recordings (first %+v), want %d with owners (and fields when metadata is on)", len(recs), recs[0], want)
 	}
 	t.Logf("first scan: %d objects in %v (%d listings, %d per-object requests), peak heap %.1f MiB (%.1f MiB before: the server's objects), cursor %d KB",

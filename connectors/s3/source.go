@@ -113,7 +113,7 @@ func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recordin
 }
 
 // needsHead reports whether the configuration needs what only HEAD gives: user metadata.
-func (s *Source) needsHead() bool { return s.cfg.Metadata || s.cfg.ownerMeta != "" }
+func (s *Source) needsHead() bool { return s.cfg.UserMetadata || s.cfg.ownerMeta != "" }
 
 func (s *Source) wanted(o object) bool {
 	if strings.HasSuffix(o.key, "/") { // a "folder" marker
