@@ -103,6 +103,7 @@ func (rx *chaosReceiver) completedCount() int {
 // once, every transcription.completed delivered with a valid signature and one stable
 // webhook-id, and nothing left held or failed without a reason. It prints what it saw.
 func TestChaos(t *testing.T) {
+	t.Parallel() // child processes, mostly waiting: overlaps the other long tests
 	if testing.Short() {
 		t.Skip("runs the bridge as a child process")
 	}

@@ -85,6 +85,7 @@ func (rx *flakyReceiver) completed() int {
 // transcription.completed arrives, duplicates carry the same webhook-id, every signature
 // verifies and each transcription's events arrive in order.
 func TestRelaySurvivesCrashesAndAFlakyReceiver(t *testing.T) {
+	t.Parallel() // child processes, mostly waiting: overlaps the other long tests
 	if testing.Short() {
 		t.Skip("runs the bridge as a child process")
 	}

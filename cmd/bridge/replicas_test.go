@@ -38,6 +38,7 @@ const (
 // every completion delivered with one stable webhook-id per event, each export tick produced
 // once and every transcript exported once. It runs on each bus driver, and prints what it saw.
 func TestReplicas(t *testing.T) {
+	t.Parallel() // child processes, mostly waiting: overlaps the other long tests
 	if testing.Short() {
 		t.Skip("runs the bridge as child processes")
 	}

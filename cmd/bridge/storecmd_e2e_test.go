@@ -182,6 +182,7 @@ func runUntil(t *testing.T, config, marker string, n int, cond func() bool) {
 // exactly once upstream, each job reaches done once, every event arrives with one webhook-id
 // (retries and all), and nothing delivered before the copy is sent again.
 func TestStoreCopyContinuesOnPostgres(t *testing.T) {
+	t.Parallel() // child processes, mostly waiting: overlaps the other long tests
 	if testing.Short() {
 		t.Skip("runs the bridge as a child process")
 	}
