@@ -65,7 +65,9 @@ type EndpointConfig struct {
 	// (refused otherwise, against SSRF).
 	AllowPrivate bool `koanf:"allow_private"`
 	// RetrySchedule is the wait before each retry (by default about ten attempts over about
-	// three days); its length plus one is the number of attempts before a dead letter.
+	// three days), each drawn at random between half and one and a half times its step so a
+	// receiver's periodic outage is not hit at every attempt; its length plus one is the number
+	// of attempts before a dead letter.
 	RetrySchedule []time.Duration `koanf:"retry_schedule"`
 }
 

@@ -39,6 +39,9 @@ type Relay struct {
 	API API
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Rand is the retry jitter's source, uniform in [0, 1) (default math/rand/v2's Float64);
+	// tests inject a seeded one.
+	Rand func() float64
 	// Log receives one line per attempt (default: discarded).
 	Log *slog.Logger
 	// Lease is how long a claimed delivery is reserved (default 2 min, above any timeout).
@@ -185,7 +188,7 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 		}
 		r.Log.Warn("endpoint disabled", "endpoint", ep.Name, "reason", reason)
 	default:
-		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter)
+		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter, r.Rand)
 		if !ok {
 			d.Status, outcome = bridge.DeliveryDead, OutcomeDead // a dead letter: bridge deliveries replay brings it back
 		} else {
