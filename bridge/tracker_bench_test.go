@@ -119,10 +119,14 @@ func detectionLags(b *testing.B, e *env) []time.Duration {
 	return lags
 }
 
-// benchN is 1000 unless BENCH_N says otherwise (for a quick look).
+// benchN is 1000 unless BENCH_N says otherwise (for a quick look), or 100 under -short (CI's
+// one pass that keeps the benchmarks from rotting).
 func benchN() int {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_N")); err == nil && v > 0 {
 		return v
+	}
+	if testing.Short() {
+		return 100
 	}
 	return 1000
 }
