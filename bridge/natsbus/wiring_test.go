@@ -115,12 +115,19 @@ func TestRelayOverNATS(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	waitBacklog(t, natsSub, bridge.EventsTopic, 0)
-	ds, err := store.Deliveries(ctx, bridge.DeliveryFilter{})
-	if err != nil {
-		t.Fatal(err)
+	// The receiver answered; the relay records each attempt just after: wait for both records.
+	var ds []bridge.Delivery
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if ds, err = store.Deliveries(ctx, bridge.DeliveryFilter{Status: bridge.DeliveryDelivered}); err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) == 2 || time.Now().After(deadline) {
+			break
+		}
 	}
-	if len(ds) != 2 {
-		t.Fatalf("%d deliveries, want 2", len(ds))
+	if all, _ := store.Deliveries(ctx, bridge.DeliveryFilter{}); len(all) != 2 || len(ds) != 2 {
+		t.Fatalf("%d deliveries, %d delivered; want 2 and 2", len(all), len(ds))
 	}
 	for _, d := range ds {
 		if d.Status != bridge.DeliveryDelivered || d.Attempts != 1 {
