@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -20,7 +18,7 @@ func DatabaseVersion(ctx context.Context, dsn string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("store postgres: %w", err)
 	}
-	where := "postgres " + net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))) + "/" + cfg.Database
+	where := where(cfg.Config)
 	db := stdlib.OpenDB(*cfg)
 	defer db.Close()
 	var exists bool

@@ -32,8 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,7 +59,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		// pgconn's parse errors redact the password.
 		return nil, fmt.Errorf("store postgres: %w", err)
 	}
-	where := "postgres " + net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))) + "/" + cfg.Database
+	where := where(cfg.Config)
 	db := stdlib.OpenDB(*cfg)
 	// Transactions are short and never span an HTTP call; a few idle connections save the
 	// handshake between them. The bus's subscriber holds one connection per subscription while

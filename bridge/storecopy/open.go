@@ -6,12 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
-	"strconv"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/postgres"
@@ -83,7 +79,7 @@ func Open(ctx context.Context, dsn string, mustExist bool) (*Database, error) {
 		return nil, err
 	}
 	if driver == Postgres {
-		where := describePostgres(target)
+		where := postgres.Describe(target)
 		s, err := postgres.Open(ctx, target)
 		if err != nil {
 			return nil, err // postgres.Open names the server, never the password
@@ -101,16 +97,6 @@ func Open(ctx context.Context, dsn string, mustExist bool) (*Database, error) {
 		return nil, err
 	}
 	return &Database{store: s, dialect: sqliteDialect, where: where}, nil
-}
-
-// describePostgres names a PostgreSQL database as "postgres host:port/name", without the user's
-// password; "postgres" alone when the URL cannot be read (Open then says why).
-func describePostgres(dsn string) string {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return "postgres"
-	}
-	return "postgres " + net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))) + "/" + cfg.Database
 }
 
 // String names the database for people: "sqlite PATH" or "postgres host:port/name", never a

@@ -156,8 +156,8 @@ func TestParseDSN(t *testing.T) {
 // TestOpenNeverShowsThePassword: a PostgreSQL database is named by server and database only,
 // and a copy's source that does not exist is not created.
 func TestOpenNeverShowsThePassword(t *testing.T) {
-	if got := describePostgres("postgres://bridge:s3cret@db.internal:6432/bridge"); got != "postgres db.internal:6432/bridge" {
-		t.Errorf("describePostgres = %q, want postgres db.internal:6432/bridge", got)
+	if got := postgres.Describe("postgres://bridge:s3cret@db.internal:6432/bridge"); got != "postgres db.internal:6432/bridge" {
+		t.Errorf("postgres.Describe = %q, want postgres db.internal:6432/bridge", got)
 	}
 	_, err := Open(context.Background(), "postgres://bridge:s3cret@127.0.0.1:1/bridge?connect_timeout=1", false)
 	if err == nil || strings.Contains(err.Error(), "s3cret") {

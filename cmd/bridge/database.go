@@ -111,21 +111,9 @@ func describeStore(cfg *Config) string {
 	case cfg.Store.Driver == "postgres" && cfg.Store.DSNFile != "":
 		return "postgres (dsn in " + cfg.Store.DSNFile + ")"
 	case cfg.Store.Driver == "postgres":
-		return "postgres " + redactDSN(cfg.Store.DSN)
+		return postgres.Describe(cfg.Store.DSN)
 	}
 	return cfg.Store.DSN
-}
-
-// redactDSN hides the password of a postgres:// URL.
-func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.LastIndex(dsn, "@"); at > i {
-			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
-				return dsn[:i+3+colon] + ":xxxxx" + dsn[at:]
-			}
-		}
-	}
-	return dsn
 }
 
 // sqliteMissing reports, for the commands that only read, a SQLite file that does not exist
