@@ -178,10 +178,7 @@ func doctorScopes(ctx context.Context, cfg *Config, client *api.Client, r *docto
 			members = append(members, s.Name)
 		}
 	}
-	want := []string{"uploads:write"}
-	if len(reports) > 0 {
-		want = append(want, "reports:write")
-	}
+	want := requiredScopes(len(reports) > 0)
 	missing, err := client.MissingScopes(ctx, want...)
 	if err != nil {
 		r.fail("api key", "scopes: "+err.Error(), "check api.base_url and the key")

@@ -5,11 +5,9 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 )
 
@@ -162,17 +160,11 @@ func newWebhooksTestCmd() *cobra.Command {
 				if e.Name != args[0] {
 					continue
 				}
-				now := time.Now()
-				id, err := bridge.NewWebhookID()
-				if err != nil {
-					return err
-				}
-				m := relay.Message{ID: id, Type: "ping", Time: now, Data: map[string]any{"endpoint": e.Name}}
-				res, err := relay.Send(cmd.Context(), relay.NewHTTPClient(e.AllowPrivate, e.Timeout), e.Unfiltered(), m, now)
+				res, id, err := pingEndpoint(cmd.Context(), e)
 				if err != nil {
 					return &exitError{code: exitFailed, err: err}
 				}
-				out := map[string]any{"endpoint": e.Name, "webhook_id": m.ID, "status": res.Status, "latency_ms": res.Latency.Milliseconds(), "body": res.Body}
+				out := map[string]any{"endpoint": e.Name, "webhook_id": id, "status": res.Status, "latency_ms": res.Latency.Milliseconds(), "body": res.Body}
 				if err := printJSON(cmd.OutOrStdout(), out); err != nil {
 					return err
 				}

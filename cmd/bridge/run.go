@@ -199,14 +199,20 @@ func cfgTypes(cfg *Config) map[string]string {
 	return out
 }
 
+// requiredScopes are the key's rights bridge run needs: uploads:write, and reports:write when a
+// source asks for reports (checkScopes and bridge doctor both ask for these).
+func requiredScopes(needReports bool) []string {
+	if needReports {
+		return []string{"uploads:write", "reports:write"}
+	}
+	return []string{"uploads:write"}
+}
+
 // checkScopes refuses to start when the key lacks a right the configuration needs. When the
 // service cannot be reached, a one-shot run (once) fails with the reason; a long-running one
 // warns and waits it out.
 func checkScopes(ctx context.Context, c *api.Client, needReports, needMembers, once bool, log *slog.Logger) error {
-	want := []string{"uploads:write"}
-	if needReports {
-		want = append(want, "reports:write")
-	}
+	want := requiredScopes(needReports)
 
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
