@@ -133,5 +133,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newVersionCmd(), newRunCmd(), newJobsCmd(), newSandboxCmd(), newAPICmd(), newWebhooksCmd(), newEndpointsCmd(), newDeliveriesCmd(), newSourcesCmd(), newIdentitiesCmd(), newExportCmd(), newMigrateCmd(), newStoreCmd(), newDoctorCmd(), newHealthcheckCmd())
 	root.AddCommand(newAuditCmd()) // the status page's audit log: see audit.go
+	root.AddCommand(newBenchCmd())
 	return root
 }
