@@ -76,15 +76,25 @@ func (s *Server) Counts() (requests, perFile int) {
 // Start serves a fake on loopback until the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	s, stop, err := Serve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{files: map[string]*File{}, tokens: map[string]string{}, key: key}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
+	t.Cleanup(stop)
 	return s
+}
+
+// Serve serves a fake on loopback until stop is called (Start, outside a test: bridge bench).
+// It fails only when the service-account key cannot be generated.
+func Serve() (s *Server, stop func(), err error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gdrivetest: key: %w", err)
+	}
+	s = &Server{files: map[string]*File{}, tokens: map[string]string{}, key: key}
+	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = srv.URL
+	return s, srv.Close, nil
 }
 
 // ServiceAccountJSON is a service-account key whose token_uri is this server.
