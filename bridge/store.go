@@ -122,6 +122,9 @@ type DeliveryStore interface {
 	// attempt is kept but the state is not, and Record returns ErrConflict: the newer claim
 	// decides. ErrDeliveryNotFound for an unknown delivery.
 	Record(ctx context.Context, d *Delivery, a Attempt) error
+	// BatchCommitter's Commit does Record, FanOut and Claim for many items in one transaction:
+	// the relay's group commit.
+	BatchCommitter
 	// Deliveries lists deliveries matching f, newest first.
 	Deliveries(ctx context.Context, f DeliveryFilter) ([]Delivery, error)
 	// Delivery returns one delivery with its attempts, or ErrDeliveryNotFound.

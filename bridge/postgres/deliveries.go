@@ -37,31 +37,35 @@ func scanDelivery(row scanner) (bridge.Delivery, error) {
 // concurrent fan-outs of one event (a redelivered message on another replica) run one after the
 // other, and the second inserts nothing (ON CONFLICT DO NOTHING on event and endpoint).
 func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`, now.UnixNano(), ref.EventID)
+	return s.tx(ctx, func(tx *sql.Tx) error { return fanOut(ctx, tx, ref, endpoints, now) })
+}
+
+// fanOut is FanOut inside tx. An unknown event is an UPDATE of no row, not a failed statement:
+// the transaction goes on (Commit), with nothing of the event written.
+func fanOut(ctx context.Context, tx *sql.Tx, ref bridge.EventRef, endpoints []string, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`, now.UnixNano(), ref.EventID)
+	if err != nil {
+		return fmt.Errorf("fan out event %d: %w", ref.EventID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("fan out event %d: %w", ref.EventID, bridge.ErrUnknownEvent)
+	}
+	for _, ep := range endpoints {
+		// The webhook-id is fixed here, once: a delivery that already exists (a redelivered
+		// message) keeps its own, and retries and replays reuse the stored one.
+		webhookID, err := bridge.NewWebhookID()
 		if err != nil {
-			return fmt.Errorf("fan out event %d: %w", ref.EventID, err)
+			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("fan out event %d: %w", ref.EventID, bridge.ErrUnknownEvent)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
+			data, event_at, status, next_attempt_at, created_at, updated_at)
+			SELECT $1, id, $2, $3, type, job_id, transcription_id, data, created_at, $4, $5, $5, $5 FROM outbox WHERE id = $6
+			ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, webhookID,
+			bridge.DeliveryPending, now.UnixNano(), ref.EventID); err != nil {
+			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 		}
-		for _, ep := range endpoints {
-			// The webhook-id is fixed here, once: a delivery that already exists (a redelivered
-			// message) keeps its own, and retries and replays reuse the stored one.
-			webhookID, err := bridge.NewWebhookID()
-			if err != nil {
-				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
-				data, event_at, status, next_attempt_at, created_at, updated_at)
-				SELECT $1, id, $2, $3, type, job_id, transcription_id, data, created_at, $4, $5, $5, $5 FROM outbox WHERE id = $6
-				ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, webhookID,
-				bridge.DeliveryPending, now.UnixNano(), ref.EventID); err != nil {
-				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // Claim implements bridge.DeliveryStore: SELECT … FOR UPDATE SKIP LOCKED picks the due
@@ -71,30 +75,48 @@ func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []str
 func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]bridge.Delivery, error) {
 	var out []bridge.Delivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d
-			WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.lease_until <= $1 AND ($2::text = '' OR d.endpoint = $2)
-			AND d.endpoint NOT IN (SELECT name FROM endpoint_state)
-			AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.endpoint = d.endpoint AND e.job_id = d.job_id
-				AND e.status = 'pending' AND e.event_id < d.event_id)
-			ORDER BY d.next_attempt_at, d.event_id LIMIT $3
-			FOR UPDATE OF d SKIP LOCKED`, now.UnixNano(), endpoint, limit)
-		out, err = collect(rows, err, scanDelivery)
-		if err != nil || len(out) == 0 {
-			return err
-		}
-		ids := make([]string, len(out))
-		for i, d := range out {
-			ids[i] = d.ID
-		}
-		until := now.Add(lease)
-		for i := range out {
-			out[i].LeaseUntil = until.UTC()
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = $1 WHERE id = ANY($2)`, until.UnixNano(), ids)
+		var err error
+		out, err = claim(ctx, tx, endpoint, now, lease, limit)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim deliveries of %q: %w", endpoint, err)
+	}
+	return out, nil
+}
+
+// claim is Claim inside tx. A delivery waits for the earlier pending deliveries of its job at
+// its endpoint and for the earlier events of its job not yet fanned out (the relay fans out in
+// batches, which may commit out of event order; a fan-out not yet committed counts as not done).
+// One endpoint's claim compares d.endpoint with it alone, with no "or any endpoint" test, so the
+// deliveries_claim index serves it.
+func claim(ctx context.Context, tx *sql.Tx, endpoint string, now time.Time, lease time.Duration, limit int) ([]bridge.Delivery, error) {
+	which, args := "", []any{now.UnixNano(), limit}
+	if endpoint != "" {
+		which, args = "AND d.endpoint = $3", append(args, endpoint)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d
+		WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.lease_until <= $1 `+which+`
+		AND d.endpoint NOT IN (SELECT name FROM endpoint_state)
+		AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.endpoint = d.endpoint AND e.job_id = d.job_id
+			AND e.status = 'pending' AND e.event_id < d.event_id)
+		AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = d.job_id AND o.id < d.event_id AND o.delivered_at IS NULL)
+		ORDER BY d.next_attempt_at, d.event_id LIMIT $2
+		FOR UPDATE OF d SKIP LOCKED`, args...)
+	out, err := collect(rows, err, scanDelivery)
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
+	ids := make([]string, len(out))
+	for i, d := range out {
+		ids[i] = d.ID
+	}
+	until := now.Add(lease)
+	if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = $1 WHERE id = ANY($2)`, until.UnixNano(), ids); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].LeaseUntil = until.UTC()
 	}
 	return out, nil
 }
@@ -115,34 +137,44 @@ func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int
 
 // Record implements bridge.DeliveryStore. It fails on an unknown delivery.
 func (s *Store) Record(ctx context.Context, d *bridge.Delivery, a bridge.Attempt) error {
-	lost := false
+	var lost error
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var lease int64
-		err := tx.QueryRowContext(ctx, `SELECT lease_until FROM deliveries WHERE id = $1 FOR UPDATE`, d.ID).Scan(&lease)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
-			VALUES ($1,$2,$3,$4,$5,$6)`, d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
-			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-		}
-		if lost = !d.LeaseUntil.IsZero() && lease != d.LeaseUntil.UnixNano(); lost {
-			return nil // the attempt happened; the newer claim decides the state
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = $1, attempts = $2, next_attempt_at = $3, lease_until = 0,
-			last_status = $4, last_error = $5, updated_at = $6 WHERE id = $7`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
-			a.Status, a.Error, a.At.UnixNano(), d.ID); err != nil {
-			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-		}
-		return nil
+		var err error
+		lost, err = record(ctx, tx, d, a)
+		return err
 	})
-	if err == nil && lost {
-		return fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict)
+	if err != nil {
+		return err
 	}
-	return err
+	return lost
+}
+
+// record is Record inside tx: it returns ErrConflict or ErrDeliveryNotFound as the item's
+// outcome (the transaction goes on: both are found by a SELECT, never by a failed statement,
+// which would abort the transaction), and an error only when the transaction fails.
+func record(ctx context.Context, tx *sql.Tx, d *bridge.Delivery, a bridge.Attempt) (outcome, err error) {
+	var lease int64
+	err = tx.QueryRowContext(ctx, `SELECT lease_until FROM deliveries WHERE id = $1 FOR UPDATE`, d.ID).Scan(&lease)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
+		VALUES ($1,$2,$3,$4,$5,$6)`, d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
+		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+	}
+	if !d.LeaseUntil.IsZero() && lease != d.LeaseUntil.UnixNano() {
+		// The attempt happened; the newer claim decides the state.
+		return fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict), nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = $1, attempts = $2, next_attempt_at = $3, lease_until = 0,
+		last_status = $4, last_error = $5, updated_at = $6 WHERE id = $7`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
+		a.Status, a.Error, a.At.UnixNano(), d.ID); err != nil {
+		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+	}
+	return nil, nil
 }
 
 // deliveryWhere returns f as a condition and its arguments, numbered from $(first+1).

@@ -34,66 +34,85 @@ func scanDelivery(row interface{ Scan(...any) error }) (*bridge.Delivery, error)
 
 // FanOut implements bridge.DeliveryStore.
 func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`, now.UnixNano(), ref.EventID)
+	return s.tx(ctx, func(tx *sql.Tx) error { return fanOut(ctx, tx, ref, endpoints, now) })
+}
+
+// fanOut is FanOut inside tx.
+func fanOut(ctx context.Context, tx *sql.Tx, ref bridge.EventRef, endpoints []string, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`, now.UnixNano(), ref.EventID)
+	if err != nil {
+		return fmt.Errorf("fan out event %d: %w", ref.EventID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("fan out event %d: %w", ref.EventID, bridge.ErrUnknownEvent)
+	}
+	for _, ep := range endpoints {
+		// The webhook-id is fixed here, once: a delivery that already exists (a redelivered
+		// message) keeps its own, and retries and replays reuse the stored one.
+		webhookID, err := bridge.NewWebhookID()
 		if err != nil {
-			return fmt.Errorf("fan out event %d: %w", ref.EventID, err)
+			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("fan out event %d: %w", ref.EventID, bridge.ErrUnknownEvent)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
+			data, event_at, status, next_attempt_at, created_at, updated_at)
+			SELECT ?, id, ?, ?, type, job_id, transcription_id, data, created_at, ?, ?, ?, ? FROM outbox WHERE id = ?
+			ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, webhookID,
+			bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano(), ref.EventID); err != nil {
+			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 		}
-		for _, ep := range endpoints {
-			// The webhook-id is fixed here, once: a delivery that already exists (a redelivered
-			// message) keeps its own, and retries and replays reuse the stored one.
-			webhookID, err := bridge.NewWebhookID()
-			if err != nil {
-				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
-				data, event_at, status, next_attempt_at, created_at, updated_at)
-				SELECT ?, id, ?, ?, type, job_id, transcription_id, data, created_at, ?, ?, ?, ? FROM outbox WHERE id = ?
-				ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, webhookID,
-				bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano(), ref.EventID); err != nil {
-				return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // Claim implements bridge.DeliveryStore.
 func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]bridge.Delivery, error) {
 	var out []bridge.Delivery
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		out = out[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d
-			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= ? AND (? = '' OR d.endpoint = ?)
-			AND d.endpoint NOT IN (SELECT name FROM endpoint_state)
-			AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.endpoint = d.endpoint AND e.job_id = d.job_id
-				AND e.status = 'pending' AND e.event_id < d.event_id)
-			ORDER BY d.next_attempt_at, d.event_id LIMIT ?`, now.UnixNano(), now.UnixNano(), endpoint, endpoint, limit)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			d, err := scanDelivery(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, *d)
-		}
-		rows.Close()
-		until := now.Add(lease)
-		for i := range out {
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = ? WHERE id = ?`, until.UnixNano(), out[i].ID); err != nil {
-				return err
-			}
-			out[i].LeaseUntil = until.UTC()
-		}
-		return nil
+		var err error
+		out, err = claim(ctx, tx, endpoint, now, lease, limit)
+		return err
 	})
 	return out, err
+}
+
+// claim is Claim inside tx. A delivery waits for the earlier pending deliveries of its job at
+// its endpoint and for the earlier events of its job not yet fanned out (the relay fans out in
+// batches, which may commit out of event order).
+func claim(ctx context.Context, tx *sql.Tx, endpoint string, now time.Time, lease time.Duration, limit int) ([]bridge.Delivery, error) {
+	which, args := "", []any{now.UnixNano(), now.UnixNano()}
+	if endpoint != "" {
+		which, args = "AND d.endpoint = ?", append(args, endpoint)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d
+		WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= ? `+which+`
+		AND d.endpoint NOT IN (SELECT name FROM endpoint_state)
+		AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.endpoint = d.endpoint AND e.job_id = d.job_id
+			AND e.status = 'pending' AND e.event_id < d.event_id)
+		AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = d.job_id AND o.id < d.event_id AND o.delivered_at IS NULL)
+		ORDER BY d.next_attempt_at, d.event_id LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	var out []bridge.Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, *d)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	until := now.Add(lease)
+	for i := range out {
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = ? WHERE id = ?`, until.UnixNano(), out[i].ID); err != nil {
+			return nil, err
+		}
+		out[i].LeaseUntil = until.UTC()
+	}
+	return out, nil
 }
 
 // Abandon implements bridge.DeliveryStore.
@@ -117,32 +136,43 @@ func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int
 
 // Record implements bridge.DeliveryStore.
 func (s *Store) Record(ctx context.Context, d *bridge.Delivery, a bridge.Attempt) error {
-	lost := false
+	var lost error
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var lease int64
-		err := tx.QueryRowContext(ctx, `SELECT lease_until FROM deliveries WHERE id = ?`, d.ID).Scan(&lease)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error) VALUES (?,?,?,?,?,?)`,
-			d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
-			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-		}
-		if lost = !d.LeaseUntil.IsZero() && lease != d.LeaseUntil.UnixNano(); lost {
-			return nil // the attempt happened; the newer claim decides the state
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = 0,
-			last_status = ?, last_error = ?, updated_at = ? WHERE id = ?`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
-			a.Status, a.Error, a.At.UnixNano(), d.ID)
+		var err error
+		lost, err = record(ctx, tx, d, a)
 		return err
 	})
-	if err == nil && lost {
-		return fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict)
+	if err != nil {
+		return err
 	}
-	return err
+	return lost
+}
+
+// record is Record inside tx: it returns ErrConflict or ErrDeliveryNotFound as the item's
+// outcome (the transaction goes on), and an error only when the transaction fails.
+func record(ctx context.Context, tx *sql.Tx, d *bridge.Delivery, a bridge.Attempt) (outcome, err error) {
+	var lease int64
+	err = tx.QueryRowContext(ctx, `SELECT lease_until FROM deliveries WHERE id = ?`, d.ID).Scan(&lease)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error) VALUES (?,?,?,?,?,?)`,
+		d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
+		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+	}
+	if !d.LeaseUntil.IsZero() && lease != d.LeaseUntil.UnixNano() {
+		// The attempt happened; the newer claim decides the state.
+		return fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict), nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = 0,
+		last_status = ?, last_error = ?, updated_at = ? WHERE id = ?`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
+		a.Status, a.Error, a.At.UnixNano(), d.ID); err != nil {
+		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+	}
+	return nil, nil
 }
 
 func deliveryWhere(f bridge.DeliveryFilter) (string, []any) {

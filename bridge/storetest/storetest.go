@@ -92,6 +92,7 @@ var methods = []struct {
 	{"Abandon", abandonCases},
 	{"Claim", claimCases},
 	{"Record", recordCases},
+	{"Commit", commitCases},
 	{"Deliveries", deliveriesCases},
 	{"Delivery", deliveryCases},
 	{"Replay", replayCases},

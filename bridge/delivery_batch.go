@@ -1,0 +1,58 @@
+package bridge
+
+import (
+	"context"
+	"time"
+)
+
+// DeliveryBatch is the relay's group commit: attempts to record, events to fan out and
+// deliveries to claim, written in one transaction (DeliveryStore.Commit), in that order, so an
+// attempt recorded frees the next delivery of its job for a claim of the same batch. Each
+// item carries its own result; Commit's error is for the batch as a whole (nothing written).
+type DeliveryBatch struct {
+	// Now is the time of the batch: fan-outs' creation time, claims' "due by" and lease start.
+	Now time.Time
+	// Records are attempts with the deliveries' new state, as Record takes them.
+	Records []RecordItem
+	// FanOuts are events to fan out, as FanOut takes them.
+	FanOuts []FanOutItem
+	// Claims lease due deliveries, as Claim does, per endpoint.
+	Claims []ClaimItem
+}
+
+// RecordItem is one attempt of DeliveryBatch.Records.
+type RecordItem struct {
+	// Delivery is the delivery with its new state; LeaseUntil fences it as in Record.
+	Delivery *Delivery
+	// Attempt is the try to record.
+	Attempt Attempt
+	// Err is set by Commit: ErrConflict (the delivery was claimed again: the attempt is kept,
+	// the state is not) or ErrDeliveryNotFound.
+	Err error
+}
+
+// FanOutItem is one event of DeliveryBatch.FanOuts.
+type FanOutItem struct {
+	// Ref is the event; Endpoints the endpoints that want it.
+	Ref       EventRef
+	Endpoints []string
+	// Err is set by Commit: ErrUnknownEvent when the outbox has no such event.
+	Err error
+}
+
+// ClaimItem is one endpoint's claim of DeliveryBatch.Claims.
+type ClaimItem struct {
+	// Endpoint is whose deliveries to claim; Limit at most how many; Lease for how long.
+	Endpoint string
+	Limit    int
+	Lease    time.Duration
+	// Claimed is set by Commit: the deliveries leased, with LeaseUntil set.
+	Claimed []Delivery
+}
+
+// BatchCommitter is the group commit the relay's engine uses (DeliveryStore.Commit).
+type BatchCommitter interface {
+	// Commit writes b in one transaction and fills in each item's result. It fails, with
+	// nothing written, when the transaction does (the store down or busy past its timeout).
+	Commit(ctx context.Context, b *DeliveryBatch) error
+}
