@@ -109,6 +109,9 @@ type Report struct {
 type Chart struct {
 	Title, XLabel, YLabel string
 	Lines                 []Line
+	// LogX plots the x axis on a log10 scale (batch sizes 1, 8, 64, 256, ...); points with
+	// x <= 0 are left out.
+	LogX bool
 }
 
 // Line is one series of a chart.
