@@ -64,7 +64,7 @@ func (r *Relay) handle(msg *message.Message) error {
 		attrs = append(attrs, "transcription_id", ref.TranscriptionID)
 	}
 	r.Log.Log(msg.Context(), level, "event", append(attrs, "endpoints", len(targets), "correlation_id", middleware.MessageCorrelationID(msg))...)
-	if err := r.Store.FanOut(msg.Context(), ref, targets, r.now()); err != nil {
+	if err := r.fanOut(msg.Context(), ref, targets); err != nil {
 		if errors.Is(err, bridge.ErrUnknownEvent) {
 			return fmt.Errorf("%w: %w", errMalformed, err)
 		}
@@ -72,6 +72,15 @@ func (r *Relay) handle(msg *message.Message) error {
 	}
 	r.consumer.handled(r.now())
 	return nil
+}
+
+// fanOut creates ref's deliveries: through the running engine's group commit, or in a
+// transaction of its own (Flush).
+func (r *Relay) fanOut(ctx context.Context, ref bridge.EventRef, targets []string) error {
+	if eng := r.eng.Load(); eng != nil {
+		return eng.fanOut(ctx, ref, targets)
+	}
+	return r.Store.FanOut(ctx, ref, targets, r.now())
 }
 
 // poisoned says which handler errors send a message to the poison queue: malformed messages
@@ -143,3 +152,15 @@ func (r *Relay) drainBus(ctx context.Context) error {
 		}
 	}
 }
+
+// Settings for the relay's bus subscriber (consumer group "relay"), for the wiring to apply.
+const (
+	// BusInFlight is how many event messages the relay takes at once from a bus that can hand
+	// several out before the first is acked (bridge/sqlite/bus's InFlight): their fan-outs go
+	// to the store in one group commit. Claims keep each job's events in order whatever order
+	// the fan-outs commit in.
+	BusInFlight = 64
+	// BusPollInterval is how often an idle subscriber looks for new events: a small read, so
+	// an event reaches its endpoints within milliseconds of its commit.
+	BusPollInterval = 10 * time.Millisecond
+)

@@ -109,7 +109,7 @@ func newFixture(t *testing.T, answer func(int, map[string]any) (int, string)) *f
 // withBus gives r the store's event bus.
 func withBus(t testing.TB, store *sqlite.Store, r *relay.Relay) *relay.Relay {
 	t.Helper()
-	sub, poison, err := store.Bus(bus.SubscriberConfig{PollInterval: 5 * time.Millisecond}, nil)
+	sub, poison, err := store.Bus(bus.SubscriberConfig{PollInterval: 5 * time.Millisecond, InFlight: relay.BusInFlight}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -57,6 +58,8 @@ type Relay struct {
 	clients map[string]*http.Client
 	// consumer is what Consuming reads: the running router and the last message handled.
 	consumer consumer
+	// eng is Run's engine while it runs: the router's fan-outs go through its group commit.
+	eng atomic.Pointer[engine]
 }
 
 func (r *Relay) init() {
@@ -87,66 +90,67 @@ func (r *Relay) now() time.Time {
 }
 
 // Deliver sends the deliveries that are due, every endpoint at once, and returns how many it
-// attempted.
+// attempted: one transaction claims them all, PerEndpoint workers per endpoint send them, one
+// transaction records every attempt. For run --once and tests; Run keeps lanes full instead.
 func (r *Relay) Deliver(ctx context.Context) (int, error) {
 	r.init()
-	var mu sync.Mutex
-	var total int
-	var first error
-	var wg sync.WaitGroup
+	b := bridge.DeliveryBatch{Now: r.now()}
 	for _, ep := range r.Endpoints {
-		wg.Go(func() {
-			n, err := r.deliverEndpoint(ctx, ep.Name)
-			mu.Lock()
-			defer mu.Unlock()
-			total += n
-			if first == nil {
-				first = err
-			}
-		})
+		// A few rounds' worth at once; never more rounds than the lease covers at the
+		// endpoint's timeout, so no lease runs out mid-batch.
+		rounds := max(1, min(8, int(r.Lease/(2*ep.Timeout))))
+		b.Claims = append(b.Claims, bridge.ClaimItem{Endpoint: ep.Name, Limit: rounds * r.PerEndpoint, Lease: r.Lease})
 	}
-	wg.Wait()
-	return total, first
-}
-
-// deliverEndpoint claims up to PerEndpoint due deliveries of one endpoint and sends them in
-// parallel.
-func (r *Relay) deliverEndpoint(ctx context.Context, name string) (int, error) {
-	// Claim a few rounds' worth at once (fewer transactions), send PerEndpoint at a time; never
-	// more rounds than the lease covers at the endpoint's timeout, so no lease runs out mid-batch.
-	rounds := 8
-	if ep := r.byName[name]; ep != nil {
-		rounds = max(1, min(rounds, int(r.Lease/(2*ep.Timeout))))
-	}
-	due, err := r.Store.Claim(ctx, name, r.now(), r.Lease, rounds*r.PerEndpoint)
-	if err != nil || len(due) == 0 {
+	if err := r.Store.Commit(ctx, &b); err != nil {
 		return 0, err
 	}
+	var mu sync.Mutex
+	var done []bridge.RecordItem
 	var wg sync.WaitGroup
-	errs := make(chan error, len(due))
-	sem := make(chan struct{}, r.PerEndpoint)
-	for _, d := range due {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			err := r.attempt(ctx, &d)
-			switch {
-			case errors.Is(err, bridge.ErrConflict):
-				// This relay was paused past its lease and another claimed the delivery: the
-				// attempt is kept in its history, the other claim decides its state.
-				r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(&d, "err", err)...)
-			case err != nil:
-				errs <- err
-			}
-		})
+	total := 0
+	for _, c := range b.Claims {
+		total += len(c.Claimed)
+		due := make(chan bridge.Delivery, len(c.Claimed))
+		for _, d := range c.Claimed {
+			due <- d
+		}
+		close(due)
+		for range min(r.PerEndpoint, len(c.Claimed)) {
+			wg.Go(func() {
+				for d := range due {
+					if it, ok := r.attempt(ctx, &d); ok {
+						mu.Lock()
+						done = append(done, it)
+						mu.Unlock()
+					}
+				}
+			})
+		}
 	}
 	wg.Wait()
-	close(errs)
-	return len(due), <-errs
+	if len(done) == 0 {
+		return total, ctx.Err()
+	}
+	rb := bridge.DeliveryBatch{Now: r.now(), Records: done}
+	if err := r.Store.Commit(context.WithoutCancel(ctx), &rb); err != nil {
+		return total, err
+	}
+	for _, it := range rb.Records {
+		if errors.Is(it.Err, bridge.ErrConflict) {
+			// This relay was paused past its lease and another claimed the delivery: the
+			// attempt is kept in its history, the other claim decides its state.
+			r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(it.Delivery, "err", it.Err)...)
+		} else if it.Err != nil {
+			return total, it.Err
+		}
+	}
+	return total, nil
 }
 
-// attempt makes one try of d and records it.
-func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
+// attempt makes one try of d and returns it with d's new state, for the store to record; ok
+// is false when ctx ended first (nothing to record: the lease runs out and the delivery is
+// tried again).
+func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.RecordItem, ok bool) {
 	now := r.now()
 	ep := r.byName[d.Endpoint]
 	d.Attempts++
@@ -155,7 +159,7 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 		d.Status, a.Error = bridge.DeliveryDead, "the endpoint is no longer configured"
 		r.logAttempt(ctx, d, Result{}, a)
 		r.observe(d, OutcomeDead, now)
-		return r.Store.Record(ctx, d, a)
+		return bridge.RecordItem{Delivery: d, Attempt: a}, true
 	}
 	data, err := r.payload(ctx, ep, d)
 	var res Result
@@ -163,7 +167,7 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 		res, err = Send(ctx, r.clients[ep.Name], ep, Message{ID: d.WebhookID, Type: d.Type, Time: d.EventAt, Data: data}, now)
 	}
 	if ctx.Err() != nil {
-		return nil // stopping: the lease runs out and the delivery is tried again
+		return bridge.RecordItem{}, false
 	}
 	failpoint.Hit("relay-sent") // sent, not yet recorded: the receiver may see it again
 	if err == nil && res.OK() {
@@ -184,9 +188,11 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 		reason := "answered 410 Gone"
 		ev := bridge.Event{Type: EventEndpointDisabled, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
 		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
-			return err
+			// The attempt is recorded all the same; the next 410 disables it again.
+			r.Log.Error("endpoint answered 410 Gone and could not be disabled", "endpoint", ep.Name, "err", err)
+		} else {
+			r.Log.Warn("endpoint disabled", "endpoint", ep.Name, "reason", reason)
 		}
-		r.Log.Warn("endpoint disabled", "endpoint", ep.Name, "reason", reason)
 	default:
 		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter, r.Rand)
 		if !ok {
@@ -197,7 +203,7 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) error {
 	}
 	r.logAttempt(ctx, d, res, a)
 	r.observe(d, outcome, r.now())
-	return r.Store.Record(ctx, d, a)
+	return bridge.RecordItem{Delivery: d, Attempt: a}, true
 }
 
 // logAttempt logs one attempt of d: at INFO when delivered, WARN when it failed and will be
@@ -287,39 +293,27 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// Run reads the bus and delivers until ctx ends: the router fans events out, and one loop per
-// endpoint sends, so a slow or timing-out endpoint delays only its own deliveries. It fails
-// when the router cannot start.
+// Run reads the bus and delivers until ctx ends: the router fans events out through the
+// engine's group commit, and each endpoint's lane sends, so a slow or timing-out endpoint
+// delays only its own deliveries. interval is how often it looks for retries come due. It
+// fails when the router cannot start.
 func (r *Relay) Run(ctx context.Context, interval time.Duration) error {
 	r.init()
 	router, err := r.router()
 	if err != nil {
 		return err
 	}
-	r.consumer.start(router, r.now())
 	r.abandon(ctx)
-	var wg sync.WaitGroup
-	for _, ep := range r.Endpoints {
-		wg.Go(func() {
-			for {
-				n, err := r.deliverEndpoint(ctx, ep.Name)
-				if err != nil && ctx.Err() == nil {
-					r.Log.Error("deliver", "endpoint", ep.Name, "err", err)
-				}
-				wait := interval
-				if n > 0 {
-					wait = min(wait, 10*time.Millisecond) // more may be due; a short pause lets them gather
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(wait):
-				}
-			}
-		})
-	}
+	eng := newEngine(r, interval)
+	r.eng.Store(eng)
+	defer r.eng.Store(nil)
+	engCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
+	engDone := make(chan struct{})
+	go func() { defer close(engDone); eng.run(engCtx) }()
+	r.consumer.start(router, r.now())
 	err = router.Run(ctx)
-	wg.Wait()
+	stopEngine() // after the router: its last fan-outs are committed first
+	<-engDone
 	return err
 }
 

@@ -46,20 +46,29 @@ func fanOut(ctx context.Context, tx *sql.Tx, ref bridge.EventRef, endpoints []st
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("fan out event %d: %w", ref.EventID, bridge.ErrUnknownEvent)
 	}
+	if len(endpoints) == 0 {
+		return nil
+	}
+	// One statement for every endpoint. The webhook-id is fixed here, once: a delivery that
+	// already exists (a redelivered message) keeps its own, and retries and replays reuse the
+	// stored one.
+	values := strings.TrimSuffix(strings.Repeat("(?,?,?),", len(endpoints)), ",")
+	args := make([]any, 0, 3*len(endpoints)+5)
+	args = append(args, bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano()) // in the SELECT, before VALUES
 	for _, ep := range endpoints {
-		// The webhook-id is fixed here, once: a delivery that already exists (a redelivered
-		// message) keeps its own, and retries and replays reuse the stored one.
 		webhookID, err := bridge.NewWebhookID()
 		if err != nil {
 			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
-			data, event_at, status, next_attempt_at, created_at, updated_at)
-			SELECT ?, id, ?, ?, type, job_id, transcription_id, data, created_at, ?, ?, ?, ? FROM outbox WHERE id = ?
-			ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, webhookID,
-			bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano(), ref.EventID); err != nil {
-			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
-		}
+		args = append(args, uuid.NewString(), ep, webhookID)
+	}
+	args = append(args, ref.EventID)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
+		data, event_at, status, next_attempt_at, created_at, updated_at)
+		SELECT v.column1, o.id, v.column2, v.column3, o.type, o.job_id, o.transcription_id, o.data, o.created_at, ?, ?, ?, ?
+		FROM (VALUES `+values+`) v, outbox o WHERE o.id = ?
+		ON CONFLICT (event_id, endpoint) DO NOTHING`, args...); err != nil {
+		return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, strings.Join(endpoints, ", "), err)
 	}
 	return nil
 }
@@ -105,12 +114,18 @@ func claim(ctx context.Context, tx *sql.Tx, endpoint string, now time.Time, leas
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
+	if len(out) == 0 {
+		return nil, nil
+	}
 	until := now.Add(lease)
+	args = []any{until.UnixNano()}
 	for i := range out {
-		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = ? WHERE id = ?`, until.UnixNano(), out[i].ID); err != nil {
-			return nil, err
-		}
 		out[i].LeaseUntil = until.UTC()
+		args = append(args, out[i].ID)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = ? WHERE id IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(out)), ",")+`)`, args...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -151,28 +166,30 @@ func (s *Store) Record(ctx context.Context, d *bridge.Delivery, a bridge.Attempt
 // record is Record inside tx: it returns ErrConflict or ErrDeliveryNotFound as the item's
 // outcome (the transaction goes on), and an error only when the transaction fails.
 func record(ctx context.Context, tx *sql.Tx, d *bridge.Delivery, a bridge.Attempt) (outcome, err error) {
-	var lease int64
-	err = tx.QueryRowContext(ctx, `SELECT lease_until FROM deliveries WHERE id = ?`, d.ID).Scan(&lease)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound), nil
-	}
+	// The new state, only while the delivery is under d's claim (any state when d was not
+	// claimed); no row changed means a newer claim, or no such delivery.
+	res, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = 0,
+		last_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND (? = 0 OR lease_until = ?)`, d.Status, d.Attempts,
+		nanos(d.NextAttemptAt), a.Status, a.Error, a.At.UnixNano(), d.ID, nanos(d.LeaseUntil), nanos(d.LeaseUntil))
 	if err != nil {
 		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		var exists bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = ?)`, d.ID).Scan(&exists); err != nil {
+			return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+		}
+		if !exists {
+			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound), nil
+		}
+		// The attempt happened and is kept; the newer claim decides the state.
+		outcome = fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error) VALUES (?,?,?,?,?,?)`,
 		d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
 		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
 	}
-	if !d.LeaseUntil.IsZero() && lease != d.LeaseUntil.UnixNano() {
-		// The attempt happened; the newer claim decides the state.
-		return fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict), nil
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = 0,
-		last_status = ?, last_error = ?, updated_at = ? WHERE id = ?`, d.Status, d.Attempts, nanos(d.NextAttemptAt),
-		a.Status, a.Error, a.At.UnixNano(), d.ID); err != nil {
-		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-	}
-	return nil, nil
+	return outcome, nil
 }
 
 func deliveryWhere(f bridge.DeliveryFilter) (string, []any) {

@@ -41,7 +41,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// No _journal_mode in the DSN: WAL is a property of the file, set once by wal below, where a
 	// race between processes opening a new file is retried instead of failing the connection.
 	dsn := "file:" + path + "?_busy_timeout=" + strconv.Itoa(int(busyTimeout/time.Millisecond)) +
-		"&_foreign_keys=on&_txlock=immediate&_synchronous=FULL"
+		"&_foreign_keys=on&_txlock=immediate&_synchronous=FULL&_stmt_cache_size=64"
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)

@@ -41,7 +41,11 @@ type sqliteDB struct{ *sqlite.Store }
 var _ database = sqliteDB{}
 
 func (d sqliteDB) events(group string) (relay.Subscriber, message.Publisher, error) {
-	sub, pub, err := d.Bus(bus.SubscriberConfig{ConsumerGroup: group, Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}, nil)
+	cfg := bus.SubscriberConfig{ConsumerGroup: group, Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}
+	if group == relayGroup {
+		cfg.InFlight, cfg.PollInterval = relay.BusInFlight, relay.BusPollInterval
+	}
+	sub, pub, err := d.Bus(cfg, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -139,12 +143,15 @@ type eventBus struct {
 	close func()
 }
 
+// relayGroup is the relay's consumer group on the store's bus.
+const relayGroup = "relay"
+
 // openBus subscribes the relay to the configured bus: the store's own (bus.driver sql), or NATS
 // JetStream (bus.driver nats), to which a forwarder in consumer group nats-forwarder carries
 // what the store's writes publish on its own bus (the outbox stays transactional).
 func openBus(ctx context.Context, cfg *Config, db database, logger watermill.LoggerAdapter) (*eventBus, error) {
 	if cfg.Bus.Driver != "nats" {
-		sub, poison, err := db.events("relay")
+		sub, poison, err := db.events(relayGroup)
 		if err != nil {
 			return nil, fmt.Errorf("bus: %w", err)
 		}

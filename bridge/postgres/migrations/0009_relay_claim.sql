@@ -3,7 +3,7 @@
 -- claim also waits for earlier events of the job not yet fanned out (per-transcription order):
 -- this index finds them. The second serves one endpoint's claim without scanning the others'.
 CREATE INDEX outbox_unfanned_job ON outbox (job_id, id) WHERE delivered_at IS NULL;
-CREATE INDEX deliveries_claim ON deliveries (endpoint, status, next_attempt_at);
+CREATE INDEX deliveries_claim ON deliveries (endpoint, status, next_attempt_at, event_id);
 
 -- +goose Down
 DROP INDEX deliveries_claim;

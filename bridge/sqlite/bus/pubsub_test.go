@@ -27,28 +27,37 @@ func openDB(t testing.TB, path string) *sql.DB {
 }
 
 // TestPubSub runs Watermill's universal Pub/Sub suite: watermill-sql's Publisher with this
-// package's schema, and the lease-based Subscriber, every constructor on the same file.
+// package's schema, and the lease-based Subscriber, every constructor on the same file; then
+// again with a window of messages in flight (InFlight 16), which keeps no order on a nack.
 func TestPubSub(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "bus.db"))
-	constructor := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
-		pub, err := bus.NewPublisher(db, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sub, err := bus.NewSubscriber(db, bus.SubscriberConfig{ConsumerGroup: group, Lease: 2 * time.Second,
-			PollInterval: 5 * time.Millisecond, ResendInterval: 5 * time.Millisecond, RetryInterval: 10 * time.Millisecond,
-			InitializeSchema: true}, watermill.NopLogger{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pub, sub
+	for _, c := range []struct {
+		name     string
+		inFlight int
+		ordered  bool
+	}{{"one-at-a-time", 1, true}, {"in-flight-16", 16, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			db := openDB(t, filepath.Join(t.TempDir(), "bus.db"))
+			constructor := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
+				pub, err := bus.NewPublisher(db, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sub, err := bus.NewSubscriber(db, bus.SubscriberConfig{ConsumerGroup: group, Lease: 2 * time.Second,
+					PollInterval: 5 * time.Millisecond, ResendInterval: 5 * time.Millisecond, RetryInterval: 10 * time.Millisecond,
+					InFlight: c.inFlight, InitializeSchema: true}, watermill.NopLogger{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return pub, sub
+			}
+			tests.TestPubSub(t, tests.Features{
+				ConsumerGroups:                      true,
+				GuaranteedOrder:                     c.ordered,
+				GuaranteedOrderWithSingleSubscriber: c.ordered,
+				Persistent:                          true,
+			}, func(t *testing.T) (message.Publisher, message.Subscriber) { return constructor(t, "test") }, constructor)
+		})
 	}
-	tests.TestPubSub(t, tests.Features{
-		ConsumerGroups:                      true,
-		GuaranteedOrder:                     true,
-		GuaranteedOrderWithSingleSubscriber: true,
-		Persistent:                          true,
-	}, func(t *testing.T) (message.Publisher, message.Subscriber) { return constructor(t, "test") }, constructor)
 }
 
 // TestRolledBackPublishesNothing publishes on a transaction that rolls back and one that

@@ -42,14 +42,13 @@ func (r *reader) run(ctx context.Context) {
 		case len(rows) == 0:
 			wait = r.s.cfg.PollInterval
 		}
-		for _, row := range rows {
-			if err := r.deliver(ctx, row); err != nil {
-				if !errors.Is(err, errLeaseLost) && !r.stopping(ctx) {
-					r.log.Error("Cannot ack message", err, watermill.LogFields{"offset": row.Offset})
-					wait = r.s.cfg.RetryInterval
-				}
-				break
-			}
+		deliver := r.deliverInOrder
+		if r.s.cfg.InFlight > 1 {
+			deliver = r.deliverWindow
+		}
+		if err := deliver(ctx, rows); err != nil && !errors.Is(err, errLeaseLost) && !r.stopping(ctx) {
+			r.log.Error("Cannot ack message", err, nil)
+			wait = r.s.cfg.RetryInterval
 		}
 		if err := r.flush(ctx); err != nil && !errors.Is(err, errLeaseLost) && !r.stopping(ctx) {
 			r.log.Error("Cannot ack messages", err, nil)
@@ -134,6 +133,16 @@ func (r *reader) claim(ctx context.Context) ([]watermillsql.Row, error) {
 	return out, tx.Commit()
 }
 
+// deliverInOrder hands rows out one at a time, each until it is acked.
+func (r *reader) deliverInOrder(ctx context.Context, rows []watermillsql.Row) error {
+	for _, row := range rows {
+		if err := r.deliver(ctx, row); err != nil {
+			return fmt.Errorf("offset %d: %w", row.Offset, err)
+		}
+	}
+	return nil
+}
+
 // deliver hands row out until it is acked (resending after a nack), renewing the lease while
 // the handler works, and notes the ack for flush. It returns errLeaseLost, or ctx's error when
 // the subscription ends first.
@@ -194,13 +203,10 @@ func (r *reader) renew(ctx context.Context) error {
 	if r.acked > 0 {
 		return r.flush(ctx)
 	}
-	now := time.Now()
-	n, err := r.exec(ctx, r.s.db, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), now.Add(r.s.cfg.Lease).UnixNano()))
-	if err != nil {
+	if err := r.renewLease(ctx); err != nil && !errors.Is(err, errLeaseLost) {
 		return fmt.Errorf("renew lease: %w", err)
-	}
-	if n == 0 {
-		return errLeaseLost
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -34,6 +34,12 @@ type SubscriberConfig struct {
 	RetryInterval time.Duration
 	// BatchSize is how many messages one lease read takes (default 100).
 	BatchSize int
+	// InFlight is how many messages of a batch are handed out before the first is acked
+	// (default 1: one at a time, in order). Above 1, a handler that group-commits (the relay's
+	// fan-out) gets many messages at once, in offset order; a nacked one is handed out again
+	// after ResendInterval, after later ones. The offset moves past a message only once it and
+	// every message before it are acked.
+	InFlight int
 	// InitializeSchema creates a topic's tables on Subscribe.
 	InitializeSchema bool
 }
@@ -54,6 +60,9 @@ func (c *SubscriberConfig) setDefaults() {
 	if c.BatchSize == 0 {
 		c.BatchSize = 100
 	}
+	if c.InFlight == 0 {
+		c.InFlight = 1
+	}
 }
 
 // Validate reports the first setting that cannot work.
@@ -65,6 +74,8 @@ func (c SubscriberConfig) Validate() error {
 		return errors.New("bus: poll, resend and retry intervals must be positive")
 	case c.BatchSize < 1:
 		return fmt.Errorf("bus: batch size %d is below 1", c.BatchSize)
+	case c.InFlight < 1:
+		return fmt.Errorf("bus: in-flight %d is below 1", c.InFlight)
 	}
 	return nil
 }

@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/transcript-bridge/bridge/bridge/relay"
+)
+
+// receiver is the CRM side of the relay workloads: an HTTP server on loopback answering 200
+// at once, after reading the body and the message's timestamp, noting per path how long after
+// the event each message arrived. A path in slow answers only after 11 s (past a 10 s timeout).
+type receiver struct {
+	url  string
+	srv  *http.Server
+	mu   sync.Mutex
+	lags map[string][]time.Duration
+	slow map[string]bool
+}
+
+func newReceiver() (*receiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("receiver: %w", err)
+	}
+	rx := &receiver{url: "http://" + ln.Addr().String(), lags: map[string][]time.Duration{}, slow: map[string]bool{}}
+	rx.srv = &http.Server{Handler: rx, ReadHeaderTimeout: 10 * time.Second}
+	go rx.srv.Serve(ln)
+	return rx, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (rx *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rx.mu.Lock()
+	slow := rx.slow[r.URL.Path]
+	rx.mu.Unlock()
+	if slow {
+		select {
+		case <-time.After(11 * time.Second):
+		case <-r.Context().Done():
+		}
+		return
+	}
+	var m struct {
+		Timestamp time.Time `json:"timestamp"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &m); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	lag := time.Since(m.Timestamp)
+	rx.mu.Lock()
+	rx.lags[r.URL.Path] = append(rx.lags[r.URL.Path], lag)
+	rx.mu.Unlock()
+}
+
+// reset forgets the lags noted so far and sets which paths time out.
+func (rx *receiver) reset(slow ...string) {
+	rx.mu.Lock()
+	defer rx.mu.Unlock()
+	rx.lags = map[string][]time.Duration{}
+	rx.slow = map[string]bool{}
+	for _, p := range slow {
+		rx.slow[p] = true
+	}
+}
+
+// taken returns the lags noted on every path but those in skip.
+func (rx *receiver) taken(skip ...string) []time.Duration {
+	rx.mu.Lock()
+	defer rx.mu.Unlock()
+	var out []time.Duration
+	for p, l := range rx.lags {
+		if !contains(skip, p) {
+			out = append(out, l...)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (rx *receiver) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	rx.srv.Shutdown(ctx)
+	rx.srv.Close()
+}
+
+// bareLoop is the reference: n POSTs of a body like the relay's to the same endpoints, over
+// the same HTTP client as the relay's (keep-alive, 4 idle connections per endpoint), with the
+// same concurrency (relay's per-endpoint 4 on each of the endpoints), no store, no signing. It
+// returns POSTs per second.
+func bareLoop(ctx context.Context, rx *receiver, n, perEndpoint int) (float64, error) {
+	msg, _ := json.Marshal(map[string]any{"type": "transcription.completed", "timestamp": time.Now().UTC(),
+		"data": map[string]any{"note": note, "job_id": "0194f5c2-7d3e-7a10-9c4b-2f1e8d6a5b3c"}})
+	jobs := make(chan struct{}, n)
+	for range n {
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	start := time.Now()
+	for e := range relayEndpoints {
+		client := relay.NewHTTPClient(true, 10*time.Second)
+		url := fmt.Sprintf("%s/crm%d", rx.url, e)
+		for range perEndpoint {
+			wg.Go(func() {
+				for range jobs {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(msg))
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := client.Do(req)
+					if err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode != http.StatusOK {
+							err = fmt.Errorf("bare loop: %s", resp.Status)
+						}
+					}
+					if err != nil {
+						mu.Lock()
+						first = cmpOr(first, err)
+						mu.Unlock()
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if first != nil {
+		return 0, first
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// percentile returns the p-th percentile (0–100) of ds in milliseconds (ds is sorted).
+func percentile(ds []time.Duration, p float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	i := min(len(ds)-1, int(float64(len(ds))*p/100))
+	return float64(ds[i].Microseconds()) / 1000
+}
+
+func mkdirTemp(dir, pattern string) (string, error) {
+	d, err := os.MkdirTemp(dir, pattern)
+	if err != nil {
+		return "", fmt.Errorf("scratch directory: %w", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"os"
+	"testing"
+)
+
+// TestRelayWorkload runs the relay workload small and checks its figures are there and sane.
+func TestRelayWorkload(t *testing.T) {
+	rep, err := Relay(context.Background(), Env{Dir: t.TempDir(), Short: true, Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"relay_throughput": "deliveries/s", "relay_lag_p50": "ms", "relay_lag_p99": "ms", "relay_isolation_p99": "ms"}
+	for _, r := range rep.Results {
+		unit, ok := want[r.Name]
+		if !ok {
+			t.Errorf("unexpected figure %q", r.Name)
+			continue
+		}
+		delete(want, r.Name)
+		if r.Unit != unit || r.Value <= 0 {
+			t.Errorf("%s = %v %s, want a positive value in %s", r.Name, r.Value, r.Unit, unit)
+		}
+	}
+	for name := range want {
+		t.Errorf("figure %s missing", name)
+	}
+	if tp := rep.Results[0]; tp.Reference == nil || *tp.Reference <= 0 || tp.Ratio == nil {
+		t.Errorf("relay_throughput has no bare-loop reference: %+v", tp)
+	}
+	if len(rep.Charts) != 2 || len(rep.Charts[0].Lines[0].Points) != 4 {
+		t.Errorf("charts = %+v, want throughput against 4 windows and the lag chart", rep.Charts)
+	}
+}
+
+// BenchmarkRelayDrain drains a backlog of 100,000 deliveries (2,000 jobs × 5 events × 10
+// endpoints) and reports deliveries/s: the relay_throughput figure, for profiling. Run:
+// go test ./bench -run '^$' -bench RelayDrain -benchtime 1x -cpuprofile cpu.out
+func BenchmarkRelayDrain(b *testing.B) {
+	jobs := 2000
+	if testing.Short() {
+		jobs = 100
+	}
+	rx, err := newReceiver()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rx.close()
+	for range b.N {
+		tp, batches, err := drain(context.Background(), Env{Dir: b.TempDir(), Log: os.Stderr}, rx, jobs*5, 1, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(tp, "deliveries/s")
+		b.ReportMetric(float64(batches), "commits")
+	}
+}

@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Relay is the relay workload (bridge bench relay), on the embedded SQLite default with
+// relayEndpoints endpoints on a loopback receiver answering at once, ~1 KB payloads:
+//   - relay_throughput: a backlog of events committed, then drained; deliveries/s from the
+//     relay's start to the commit of the last "delivered" record, beside the bare loop (the
+//     same number of POSTs of a like body, same client and concurrency, no store);
+//   - relay_lag_p50/p99: events committed at a steady rate, half of the throughput measured,
+//     one per state change (its own transaction); commit→receipt at the receiver;
+//   - relay_isolation_p99: the same with one endpoint timing out (10 s), the nine others' p99
+//     beside the no-fault p99;
+//   - the chart: throughput against the bus window (fan-outs per group commit), and lag
+//     percentiles against the offered rate.
+//
+// It fails when a run cannot be set up or does not finish in 10 minutes.
+func Relay(ctx context.Context, env Env) (*Report, error) {
+	jobs, perJob, paced := 2000, 5, 5*time.Second
+	if env.Short {
+		jobs, perJob, paced = 100, 3, time.Second
+	}
+	rx, err := newReceiver()
+	if err != nil {
+		return nil, err
+	}
+	defer rx.close()
+	n := jobs * perJob * relayEndpoints
+	env.Logf("bench relay: %d deliveries (%d jobs × %d events × %d endpoints)", n, jobs, perJob, relayEndpoints)
+	tp, batches, err := drain(ctx, env, rx, jobs, perJob, 64)
+	if err != nil {
+		return nil, fmt.Errorf("bench relay: %w", err)
+	}
+	env.Logf("bench relay: %.0f deliveries/s in %d group commits", tp, batches)
+	bare, err := bareLoop(ctx, rx, n, 4)
+	if err != nil {
+		return nil, fmt.Errorf("bench relay: %w", err)
+	}
+	env.Logf("bench relay: bare loop %.0f POSTs/s", bare)
+	rep := &Report{Results: []Result{
+		Goal{MinRatio: Ref(0.5), MinValue: Ref(10000)}.Figure("relay_throughput", tp, "deliveries/s", Ref(bare), "bare net/http POST loop"),
+	}}
+
+	// Throughput against the bus window: how many events one group commit may fan out.
+	windows := []int{1, 8, 64, 256}
+	chartJobs := jobs / 4
+	line := Line{Name: "relay"}
+	for _, w := range windows {
+		t, _, err := drain(ctx, env, rx, chartJobs, perJob, w)
+		if err != nil {
+			return nil, fmt.Errorf("bench relay: window %d: %w", w, err)
+		}
+		env.Logf("bench relay: window %d: %.0f deliveries/s", w, t)
+		line.Points = append(line.Points, Point{float64(w), t})
+	}
+	bareLine := Line{Name: "bare loop"}
+	for _, w := range windows {
+		bareLine.Points = append(bareLine.Points, Point{float64(w), bare})
+	}
+	rep.Charts = append(rep.Charts, Chart{Title: "Relay throughput against batch size (10 endpoints, SQLite, 2 cores)",
+		XLabel: "events fanned out per group commit at most (bus window)", YLabel: "deliveries/s", LogX: true, Lines: []Line{line, bareLine}})
+
+	// Lag at steady rates; half the throughput is the figure.
+	lagChart := Chart{Title: "Commit→receipt lag against offered rate", XLabel: "offered deliveries/s", YLabel: "lag (ms)",
+		Lines: []Line{{Name: "p50"}, {Name: "p90"}, {Name: "p99"}}}
+	var half pacedResult
+	for _, f := range []float64{0.25, 0.5, 0.75} {
+		res, err := pacedRun(ctx, env, rx, tp*f, paced)
+		if err != nil {
+			return nil, fmt.Errorf("bench relay: paced at %.0f/s: %w", tp*f, err)
+		}
+		env.Logf("bench relay: offered %.0f/s: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms", res.offered, res.p50, res.p90, res.p99)
+		for i, v := range []float64{res.p50, res.p90, res.p99} {
+			lagChart.Lines[i].Points = append(lagChart.Lines[i].Points, Point{res.offered, v})
+		}
+		if f == 0.5 {
+			half = res
+		}
+	}
+	rep.Charts = append(rep.Charts, lagChart)
+	fault, err := pacedRun(ctx, env, rx, tp*0.5, paced, "/crm0")
+	if err != nil {
+		return nil, fmt.Errorf("bench relay: one endpoint timing out: %w", err)
+	}
+	env.Logf("bench relay: crm0 timing out: the others' p50 %.1f ms, p99 %.1f ms", fault.p50, fault.p99)
+	rep.Results = append(rep.Results,
+		Goal{MaxValue: Ref(20)}.Figure("relay_lag_p50", half.p50, "ms", nil, ""),
+		Goal{MaxValue: Ref(250)}.Figure("relay_lag_p99", half.p99, "ms", nil, ""),
+		Goal{MaxRatio: Ref(1.1)}.Figure("relay_isolation_p99", fault.p99, "ms", Ref(half.p99), "no-fault p99"),
+	)
+	return rep, nil
+}
+
+// pacedResult is one steady-rate run: what was offered and the lag percentiles (ms).
+type pacedResult struct {
+	offered, p50, p90, p99 float64
+}
+
+// pacedRun commits events one per transaction at rate deliveries/s (rate/relayEndpoints
+// events/s) for d while the relay runs, and returns the lags of the healthy endpoints (all
+// but slow) after the first fifth of d (warm-up).
+func pacedRun(ctx context.Context, env Env, rx *receiver, rate float64, d time.Duration, slow ...string) (pacedResult, error) {
+	dir, err := mkdirTemp(env.Dir, "paced-")
+	if err != nil {
+		return pacedResult{}, err
+	}
+	events := int(rate / relayEndpoints * d.Seconds())
+	s, err := newRelaySetup(ctx, dir, rx, max(events, 1), 64)
+	if err != nil {
+		return pacedResult{}, err
+	}
+	defer s.close()
+	rx.reset(slow...)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.relay.Run(rctx, time.Second) }()
+	defer func() { cancel(); <-done }()
+	start := time.Now()
+	every := time.Duration(float64(time.Second) * relayEndpoints / rate)
+	warm := d / 5
+	var warmed bool
+	for i := range s.jobs {
+		if at := start.Add(time.Duration(i) * every); time.Until(at) > 0 {
+			time.Sleep(time.Until(at))
+		}
+		if !warmed && time.Since(start) > warm {
+			rx.reset(slow...)
+			warmed = true
+		}
+		if err := s.emit(ctx, &s.jobs[i], 1); err != nil {
+			return pacedResult{}, fmt.Errorf("emit: %w", err)
+		}
+	}
+	offered := float64(len(s.jobs)*relayEndpoints) / time.Since(start).Seconds()
+	time.Sleep(300 * time.Millisecond) // the last events' deliveries
+	lags := rx.taken(slow...)
+	return pacedResult{offered: offered, p50: percentile(lags, 50), p90: percentile(lags, 90), p99: percentile(lags, 99)}, nil
+}

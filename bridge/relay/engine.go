@@ -1,0 +1,229 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/transcript-bridge/bridge/bridge"
+)
+
+// engine is Run's delivery machinery. Each endpoint has a lane: a queue of claimed
+// deliveries and PerEndpoint long-lived workers that send them, so a slow endpoint holds only
+// its own workers. One committer goroutine group-commits what the lanes and the bus produce:
+// the attempts recorded, the events fanned out and the claims that refill the queues go to
+// the store in one transaction (bridge.DeliveryBatch), as many as gathered while the previous
+// transaction ran. No HTTP call runs inside a transaction, and no goroutine is started per
+// delivery.
+type engine struct {
+	r        *Relay
+	interval time.Duration
+	wake     chan struct{}
+
+	mu      sync.Mutex
+	stopped bool // no more claims: the workers are gone
+	records []bridge.RecordItem
+	fanOuts []fanOutReq
+	lanes   map[string]*lane
+}
+
+// lane is one endpoint's queue and its claim accounting.
+type lane struct {
+	ep    *Endpoint
+	queue chan bridge.Delivery
+	// held counts deliveries claimed and not yet recorded (queued, in flight or awaiting the
+	// committer); capacity bounds it.
+	held, capacity int
+	// dirty means a claim may find something (a fan-out to it, a record freeing a job's next
+	// delivery) before the next timed look.
+	dirty bool
+}
+
+// fanOutReq is one bus message waiting for its fan-out to commit.
+type fanOutReq struct {
+	item bridge.FanOutItem
+	done chan error
+}
+
+func newEngine(r *Relay, interval time.Duration) *engine {
+	e := &engine{r: r, interval: interval, wake: make(chan struct{}, 1), lanes: map[string]*lane{}}
+	for _, ep := range r.Endpoints {
+		// Claim a few rounds' worth ahead, never more rounds than the lease covers at the
+		// endpoint's timeout, so no lease runs out while a delivery waits in the queue.
+		rounds := max(1, min(32, int(r.Lease/(2*ep.Timeout))))
+		c := rounds * r.PerEndpoint
+		e.lanes[ep.Name] = &lane{ep: ep, queue: make(chan bridge.Delivery, c), capacity: c, dirty: true}
+	}
+	return e
+}
+
+func (e *engine) signal() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// fanOut hands ref to the committer and waits until its deliveries are committed. It fails
+// with ErrUnknownEvent for an event the outbox lacks, or the batch's error.
+func (e *engine) fanOut(ctx context.Context, ref bridge.EventRef, endpoints []string) error {
+	req := fanOutReq{item: bridge.FanOutItem{Ref: ref, Endpoints: endpoints}, done: make(chan error, 1)}
+	e.mu.Lock()
+	e.fanOuts = append(e.fanOuts, req)
+	e.mu.Unlock()
+	e.signal()
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// record hands an attempt's outcome to the committer.
+func (e *engine) record(it bridge.RecordItem) {
+	e.mu.Lock()
+	e.records = append(e.records, it)
+	e.mu.Unlock()
+	e.signal()
+}
+
+// run starts the lanes' workers and commits until ctx ends; then it records the attempts
+// already made (so a stop does not resend what was delivered) and returns.
+func (e *engine) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, l := range e.lanes {
+		for range e.r.PerEndpoint {
+			wg.Go(func() { e.work(ctx, l) })
+		}
+	}
+	tick := time.NewTicker(e.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			e.final()
+			return
+		case <-e.wake:
+		case <-tick.C:
+			e.mu.Lock()
+			for _, l := range e.lanes {
+				l.dirty = true // retries come due with time
+			}
+			e.mu.Unlock()
+		}
+		for ctx.Err() == nil && e.commit(ctx) {
+		}
+	}
+}
+
+// work sends the deliveries of one lane, one at a time, until ctx ends.
+func (e *engine) work(ctx context.Context, l *lane) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case d := <-l.queue:
+			it, ok := e.r.attempt(ctx, &d)
+			if !ok {
+				continue // stopping: the lease runs out and the delivery is tried again
+			}
+			e.record(it)
+		}
+	}
+}
+
+// commit writes one batch of what has gathered; it reports whether it wrote anything (the
+// caller commits again at once: more may have gathered meanwhile). The batch's records and
+// fan-outs make their lanes' claims of the same batch worth making: the transaction records
+// first, fans out next and claims last.
+func (e *engine) commit(ctx context.Context) bool {
+	b := bridge.DeliveryBatch{Now: e.r.now()}
+	e.mu.Lock()
+	b.Records, e.records = e.records, nil
+	fanOuts := e.fanOuts
+	e.fanOuts = nil
+	for _, it := range b.Records {
+		if l := e.lanes[it.Delivery.Endpoint]; l != nil {
+			l.held-- // recorded by this batch (given back if it fails)
+			l.dirty = true
+		}
+	}
+	for _, f := range fanOuts {
+		b.FanOuts = append(b.FanOuts, f.item)
+		for _, name := range f.item.Endpoints {
+			if l := e.lanes[name]; l != nil {
+				l.dirty = true
+			}
+		}
+	}
+	for name, l := range e.lanes {
+		// A claim once half the lane is free (or the lane is idle): fewer, larger claims.
+		if room := l.capacity - l.held; l.dirty && (2*room >= l.capacity || l.held == 0) && !e.stopped {
+			b.Claims = append(b.Claims, bridge.ClaimItem{Endpoint: name, Limit: room, Lease: e.r.Lease})
+			l.dirty = false
+		}
+	}
+	e.mu.Unlock()
+	if len(b.Records)+len(b.FanOuts)+len(b.Claims) == 0 {
+		return false
+	}
+	err := e.r.Store.Commit(ctx, &b)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			e.r.Log.Error("relay: commit", "err", err)
+		}
+		e.records = append(b.Records, e.records...) // kept for the next batch
+		for _, it := range b.Records {
+			if l := e.lanes[it.Delivery.Endpoint]; l != nil {
+				l.held++
+			}
+		}
+		for _, c := range b.Claims {
+			e.lanes[c.Endpoint].dirty = true
+		}
+		for _, f := range fanOuts {
+			f.done <- err // the bus hands the message out again
+		}
+		e.mu.Unlock()
+		time.Sleep(100 * time.Millisecond) // a store down or busy: no spinning
+		e.mu.Lock()
+		return false
+	}
+	for _, it := range b.Records {
+		if errors.Is(it.Err, bridge.ErrConflict) {
+			e.r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(it.Delivery, "err", it.Err)...)
+		} else if it.Err != nil {
+			e.r.Log.Error("relay: record", deliveryAttrs(it.Delivery, "err", it.Err)...)
+		}
+	}
+	for i, f := range fanOuts {
+		f.done <- b.FanOuts[i].Err
+	}
+	for _, c := range b.Claims {
+		l := e.lanes[c.Endpoint]
+		l.held += len(c.Claimed)
+		for _, d := range c.Claimed {
+			l.queue <- d // room was counted: never blocks
+		}
+		if len(c.Claimed) == c.Limit {
+			l.dirty = true // more may be due
+		}
+	}
+	return true
+}
+
+// final records, with a short grace, the attempts made before the stop.
+func (e *engine) final() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e.mu.Lock()
+	e.stopped = true
+	e.mu.Unlock()
+	for e.commit(ctx) {
+	}
+}

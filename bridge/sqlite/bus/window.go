@@ -1,0 +1,115 @@
+package bus
+
+import (
+	"context"
+	"time"
+
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v3/pkg/sql"
+	"github.com/ThreeDotsLabs/watermill/message"
+)
+
+// deliverWindow hands rows out in offset order, up to InFlight not yet acked at once, hands a
+// nacked one out again after ResendInterval, and renews the lease while it waits. It notes for
+// flush the offset below which every row is acked, also when it stops early (the rest is read
+// again). It returns errLeaseLost, or ctx's error when the subscription ends first.
+func (r *reader) deliverWindow(ctx context.Context, rows []watermillsql.Row) error {
+	type answer struct {
+		i     int
+		acked bool
+	}
+	answers := make(chan answer, len(rows))
+	resend := make(chan int, len(rows))
+	acked := make([]bool, len(rows))
+	defer func() {
+		for i := range rows {
+			if !acked[i] {
+				break
+			}
+			r.acked = rows[i].Offset
+		}
+	}()
+	renew := time.NewTicker(r.s.cfg.Lease / 3)
+	defer renew.Stop()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the waiters and the resend timers
+	// send hands row i out and starts a waiter for its answer.
+	send := func(i int) error {
+		msg := rows[i].Msg.Copy()
+		msg.SetContext(wctx)
+		for {
+			select {
+			case r.out <- msg:
+				go func(m *message.Message) {
+					select {
+					case <-m.Acked():
+						answers <- answer{i, true}
+					case <-m.Nacked():
+						answers <- answer{i, false}
+					case <-wctx.Done():
+					}
+				}(msg)
+				return nil
+			case <-renew.C:
+				if err := r.renewLease(ctx); err != nil {
+					return err
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-r.s.closing:
+				return ErrClosed
+			}
+		}
+	}
+	next, open := 0, 0
+	for {
+		for next < len(rows) && open < r.s.cfg.InFlight {
+			if err := send(next); err != nil {
+				return err
+			}
+			next, open = next+1, open+1
+		}
+		if open == 0 {
+			return nil
+		}
+		select {
+		case a := <-answers:
+			if a.acked {
+				acked[a.i], open = true, open-1
+				continue
+			}
+			go func() {
+				select {
+				case <-time.After(r.s.cfg.ResendInterval):
+					resend <- a.i
+				case <-wctx.Done():
+				}
+			}()
+		case i := <-resend:
+			if err := send(i); err != nil {
+				return err
+			}
+		case <-renew.C:
+			if err := r.renewLease(ctx); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.s.closing:
+			return ErrClosed
+		}
+	}
+}
+
+// renewLease extends the group's lease without moving the offset (deliverWindow notes its
+// offset only at the end).
+func (r *reader) renewLease(ctx context.Context) error {
+	now := time.Now()
+	n, err := r.exec(ctx, r.s.db, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), now.Add(r.s.cfg.Lease).UnixNano()))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errLeaseLost
+	}
+	return nil
+}
