@@ -49,10 +49,10 @@ type fanOutReq struct {
 func newEngine(r *Relay, interval time.Duration) *engine {
 	e := &engine{r: r, interval: interval, wake: make(chan struct{}, 1), lanes: map[string]*lane{}}
 	for _, ep := range r.Endpoints {
-		// Claim a few rounds' worth ahead, never more rounds than the lease covers at the
-		// endpoint's timeout, so no lease runs out while a delivery waits in the queue.
-		rounds := max(1, min(32, int(r.Lease/(2*ep.Timeout))))
-		c := rounds * r.PerEndpoint
+		// Claim sixteen rounds ahead: large claims and large group commits. A delivery whose
+		// lease would run out before its answer (a slow endpoint backs its queue up) is not
+		// sent: it goes back to the store when its lease ends (work).
+		c := 16 * r.PerEndpoint
 		e.lanes[ep.Name] = &lane{ep: ep, queue: make(chan bridge.Delivery, c), capacity: c, dirty: true}
 	}
 	return e
@@ -79,6 +79,15 @@ func (e *engine) fanOut(ctx context.Context, ref bridge.EventRef, endpoints []st
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// release gives back a lane's hold on a delivery that will not be recorded.
+func (e *engine) release(l *lane) {
+	e.mu.Lock()
+	l.held--
+	l.dirty = true
+	e.mu.Unlock()
+	e.signal()
 }
 
 // record hands an attempt's outcome to the committer.
@@ -114,6 +123,8 @@ func (e *engine) run(ctx context.Context) {
 			}
 			e.mu.Unlock()
 		}
+		// Group commit: while a transaction runs, the next batch gathers. (A pause to let it
+		// grow does not pay: the cost is per row, not per commit.)
 		for ctx.Err() == nil && e.commit(ctx) {
 		}
 	}
@@ -126,6 +137,12 @@ func (e *engine) work(ctx context.Context, l *lane) {
 		case <-ctx.Done():
 			return
 		case d := <-l.queue:
+			if time.Until(d.LeaseUntil) < l.ep.Timeout+time.Second {
+				// Waited too long in the queue: its lease may end mid-attempt, and another
+				// claim could send it at the same time. Left to a new claim once it ends.
+				e.release(l)
+				continue
+			}
 			it, ok := e.r.attempt(ctx, &d)
 			if !ok {
 				continue // stopping: the lease runs out and the delivery is tried again

@@ -47,22 +47,9 @@ func (r Result) OK() bool { return r.Status >= 200 && r.Status < 300 }
 // Send makes one signed attempt of m to e with client, at now (the webhook-timestamp). A
 // transport failure (refused address, timeout) is returned as the error.
 func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now time.Time) (Result, error) {
-	var msg map[string]any
-	raw, err := json.Marshal(map[string]any{"type": m.Type, "timestamp": m.Time.UTC().Format(time.RFC3339Nano), "data": m.Data})
-	if err != nil {
-		return Result{}, fmt.Errorf("webhook %s: encode %s: %w", e.Name, m.ID, err)
-	}
-	if err := json.Unmarshal(raw, &msg); err != nil {
-		return Result{}, err
-	}
-	data, ok, err := e.Shape(msg)
-	if err != nil || !ok {
-		return Result{Skipped: !ok}, err
-	}
-	msg["data"] = data
-	body, err := json.Marshal(msg)
-	if err != nil {
-		return Result{}, fmt.Errorf("webhook %s: encode %s: %w", e.Name, m.ID, err)
+	body, skipped, err := e.encode(m)
+	if err != nil || skipped {
+		return Result{Skipped: skipped}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.Timeout)
 	defer cancel()
@@ -95,6 +82,39 @@ func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now 
 		res.RetryAfter = time.Duration(secs) * time.Second
 	}
 	return res, nil
+}
+
+// envelope is a message's body: the fields in the order json.Marshal gives a map's keys, so
+// the bytes are the same whichever way it is encoded.
+type envelope struct {
+	Data      any    `json:"data"`
+	Timestamp string `json:"timestamp"`
+	Type      string `json:"type"`
+}
+
+// encode returns the body of m for e, encoded once; skipped is true when e's filter drops m.
+// Only an endpoint with a jq filter or transform decodes it again, for the programs to read.
+func (e *Endpoint) encode(m Message) (body []byte, skipped bool, err error) {
+	env := envelope{Data: m.Data, Timestamp: m.Time.UTC().Format(time.RFC3339Nano), Type: m.Type}
+	if body, err = json.Marshal(env); err != nil {
+		return nil, false, fmt.Errorf("webhook %s: encode %s: %w", e.Name, m.ID, err)
+	}
+	if e.filter == nil && e.transform == nil {
+		return body, false, nil
+	}
+	var msg map[string]any
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return nil, false, err
+	}
+	data, ok, err := e.Shape(msg)
+	if err != nil || !ok {
+		return nil, !ok && err == nil, err
+	}
+	msg["data"] = data
+	if body, err = json.Marshal(msg); err != nil {
+		return nil, false, fmt.Errorf("webhook %s: encode %s: %w", e.Name, m.ID, err)
+	}
+	return body, false, nil
 }
 
 // RedactURL keeps scheme, host and path of u and hides its query and credentials, which may hold
