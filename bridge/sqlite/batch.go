@@ -5,28 +5,22 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
 // Commit implements bridge.DeliveryStore: records, fan-outs and claims of b in one
-// transaction (one fsync for the lot), in that order.
+// transaction (one fsync for the lot), in that order, with a few statements for many rows.
 func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		for i := range b.Records {
-			r := &b.Records[i]
-			var err error
-			if r.Err, err = record(ctx, tx, r.Delivery, r.Attempt); err != nil {
+		for i := 0; i < len(b.Records); i += rowsPerStatement {
+			if err := recordAll(ctx, tx, b.Records[i:min(i+rowsPerStatement, len(b.Records))]); err != nil {
 				return err
 			}
 		}
-		for i := range b.FanOuts {
-			f := &b.FanOuts[i]
-			f.Err = nil
-			err := fanOut(ctx, tx, f.Ref, f.Endpoints, b.Now)
-			if errors.Is(err, bridge.ErrUnknownEvent) {
-				f.Err = err // nothing of it was written: the statement changed no row
-			} else if err != nil {
+		for i := 0; i < len(b.FanOuts); i += rowsPerStatement {
+			if err := fanOutAll(ctx, tx, b.FanOuts[i:min(i+rowsPerStatement, len(b.FanOuts))], b.Now); err != nil {
 				return err
 			}
 		}
@@ -43,4 +37,72 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 		return fmt.Errorf("commit a delivery batch (%d records, %d events, %d claims): %w", len(b.Records), len(b.FanOuts), len(b.Claims), err)
 	}
 	return nil
+}
+
+// rowsPerStatement bounds a multi-row statement (9 parameters a row, well under SQLite's limit).
+const rowsPerStatement = 200
+
+// recordAll is record for many items in two statements: one UPDATE … FROM (VALUES …) writes
+// the states still under their claims and returns their ids, one INSERT adds every attempt of a
+// delivery that exists. An item whose state was not written is a conflict (its attempt kept)
+// or an unknown delivery, told apart by one more query.
+func recordAll(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) error {
+	args := make([]any, 0, 8*len(items))
+	for i := range items {
+		d, a := items[i].Delivery, items[i].Attempt
+		items[i].Err = nil
+		args = append(args, d.ID, string(d.Status), d.Attempts, nanos(d.NextAttemptAt), a.Status, a.Error, a.At.UnixNano(), nanos(d.LeaseUntil))
+	}
+	rows, err := tx.QueryContext(ctx, `UPDATE deliveries AS d SET status = v.column2, attempts = v.column3,
+		next_attempt_at = v.column4, lease_until = 0, last_status = v.column5, last_error = v.column6, updated_at = v.column7
+		FROM (VALUES `+placeholders(len(items), 8)+`) AS v
+		WHERE d.id = v.column1 AND (v.column8 = 0 OR d.lease_until = v.column8) RETURNING id`, args...)
+	if err != nil {
+		return fmt.Errorf("record %d attempts: %w", len(items), err)
+	}
+	written := make(map[string]bool, len(items))
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("record %d attempts: %w", len(items), err)
+		}
+		written[id] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("record %d attempts: %w", len(items), err)
+	}
+	args = args[:0]
+	n := 0
+	for i := range items {
+		d, a := items[i].Delivery, items[i].Attempt
+		if !written[d.ID] {
+			var exists bool
+			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = ?)`, d.ID).Scan(&exists); err != nil {
+				return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
+			}
+			if !exists {
+				items[i].Err = fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound)
+				continue
+			}
+			// The attempt happened and is kept; the newer claim decides the state.
+			items[i].Err = fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict)
+		}
+		args = append(args, d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error)
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
+		VALUES `+placeholders(n, 6), args...); err != nil {
+		return fmt.Errorf("record %d attempts: %w", n, err)
+	}
+	return nil
+}
+
+// placeholders returns rows groups of cols "?" each: "(?,?),(?,?)".
+func placeholders(rows, cols int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	return strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
 }

@@ -38,41 +38,78 @@ func scanDelivery(row interface{ Scan(...any) error }) (*bridge.Delivery, error)
 
 // FanOut implements bridge.DeliveryStore.
 func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return fanOut(ctx, tx, ref, endpoints, now) })
+	items := []bridge.FanOutItem{{Ref: ref, Endpoints: endpoints}}
+	if err := s.tx(ctx, func(tx *sql.Tx) error { return fanOutAll(ctx, tx, items, now) }); err != nil {
+		return err
+	}
+	return items[0].Err
 }
 
-// fanOut is FanOut inside tx.
-func fanOut(ctx context.Context, tx *sql.Tx, ref bridge.EventRef, endpoints []string, now time.Time) error {
-	res, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`, now.UnixNano(), ref.EventID)
-	if err != nil {
-		return fmt.Errorf("fan out event %d: %w", ref.EventID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("fan out event %d: %w", ref.EventID, bridge.ErrUnknownEvent)
-	}
-	if len(endpoints) == 0 {
+// fanOutAll is FanOut for many events in a few statements: one UPDATE marks the events handed
+// on and says which exist (ErrUnknownEvent for the others), one INSERT per rowsPerStatement
+// deliveries creates them. The webhook-id is fixed here, once: a delivery that already exists
+// (a redelivered message) keeps its own, and retries and replays reuse the stored one.
+func fanOutAll(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now time.Time) error {
+	if len(items) == 0 {
 		return nil
 	}
-	// One statement for every endpoint. The webhook-id is fixed here, once: a delivery that
-	// already exists (a redelivered message) keeps its own, and retries and replays reuse the
-	// stored one.
-	values := strings.TrimSuffix(strings.Repeat("(?,?,?),", len(endpoints)), ",")
-	args := make([]any, 0, 3*len(endpoints)+5)
-	args = append(args, bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano()) // in the SELECT, before VALUES
-	for _, ep := range endpoints {
-		webhookID, err := bridge.NewWebhookID()
-		if err != nil {
-			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
-		}
-		args = append(args, uuid.Must(uuid.NewV7()).String(), ep, webhookID)
+	args := []any{now.UnixNano()}
+	for i := range items {
+		items[i].Err = nil
+		args = append(args, items[i].Ref.EventID)
 	}
-	args = append(args, ref.EventID)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
-		data, event_at, status, next_attempt_at, created_at, updated_at)
-		SELECT v.column1, o.id, v.column2, v.column3, o.type, o.job_id, o.transcription_id, '', o.created_at, ?, ?, ?, ?
-		FROM (VALUES `+values+`) v, outbox o WHERE o.id = ?
-		ON CONFLICT (event_id, endpoint) DO NOTHING`, args...); err != nil {
-		return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, strings.Join(endpoints, ", "), err)
+	rows, err := tx.QueryContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?)
+		WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(items)), ",")+`) RETURNING id`, args...)
+	if err != nil {
+		return fmt.Errorf("fan out %d events: %w", len(items), err)
+	}
+	known := make(map[int64]bool, len(items))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("fan out %d events: %w", len(items), err)
+		}
+		known[id] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("fan out %d events: %w", len(items), err)
+	}
+	var vals []any
+	flush := func() error {
+		if len(vals) == 0 {
+			return nil
+		}
+		args := append([]any{bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano()}, vals...) // the SELECT's, then VALUES'
+		_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
+			data, event_at, status, next_attempt_at, created_at, updated_at)
+			SELECT v.column1, o.id, v.column2, v.column3, o.type, o.job_id, o.transcription_id, '', o.created_at, ?, ?, ?, ?
+			FROM (VALUES `+placeholders(len(vals)/4, 4)+`) v JOIN outbox o ON o.id = v.column4 WHERE true
+			ON CONFLICT (event_id, endpoint) DO NOTHING`, args...)
+		vals = vals[:0]
+		return err
+	}
+	for i := range items {
+		f := &items[i]
+		if !known[f.Ref.EventID] {
+			f.Err = fmt.Errorf("fan out event %d: %w", f.Ref.EventID, bridge.ErrUnknownEvent)
+			continue
+		}
+		for _, ep := range f.Endpoints {
+			webhookID, err := bridge.NewWebhookID()
+			if err != nil {
+				return fmt.Errorf("fan out event %d to %s: %w", f.Ref.EventID, ep, err)
+			}
+			vals = append(vals, uuid.Must(uuid.NewV7()).String(), ep, webhookID, f.Ref.EventID)
+			if len(vals) == 4*rowsPerStatement {
+				if err := flush(); err != nil {
+					return fmt.Errorf("fan out %d events: %w", len(items), err)
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("fan out %d events: %w", len(items), err)
 	}
 	return nil
 }
@@ -155,45 +192,11 @@ func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int
 
 // Record implements bridge.DeliveryStore.
 func (s *Store) Record(ctx context.Context, d *bridge.Delivery, a bridge.Attempt) error {
-	var lost error
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		lost, err = record(ctx, tx, d, a)
-		return err
-	})
-	if err != nil {
+	items := []bridge.RecordItem{{Delivery: d, Attempt: a}}
+	if err := s.tx(ctx, func(tx *sql.Tx) error { return recordAll(ctx, tx, items) }); err != nil {
 		return err
 	}
-	return lost
-}
-
-// record is Record inside tx: it returns ErrConflict or ErrDeliveryNotFound as the item's
-// outcome (the transaction goes on), and an error only when the transaction fails.
-func record(ctx context.Context, tx *sql.Tx, d *bridge.Delivery, a bridge.Attempt) (outcome, err error) {
-	// The new state, only while the delivery is under d's claim (any state when d was not
-	// claimed); no row changed means a newer claim, or no such delivery.
-	res, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_until = 0,
-		last_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND (? = 0 OR lease_until = ?)`, d.Status, d.Attempts,
-		nanos(d.NextAttemptAt), a.Status, a.Error, a.At.UnixNano(), d.ID, nanos(d.LeaseUntil), nanos(d.LeaseUntil))
-	if err != nil {
-		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		var exists bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = ?)`, d.ID).Scan(&exists); err != nil {
-			return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-		}
-		if !exists {
-			return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, bridge.ErrDeliveryNotFound), nil
-		}
-		// The attempt happened and is kept; the newer claim decides the state.
-		outcome = fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error) VALUES (?,?,?,?,?,?)`,
-		d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
-		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
-	}
-	return outcome, nil
+	return items[0].Err
 }
 
 func deliveryWhere(f bridge.DeliveryFilter) (string, []any) {
