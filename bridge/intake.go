@@ -17,10 +17,13 @@ import (
 )
 
 // Scan lists a source from its stored cursor and stores a job per new recording, moving the
-// cursor in the same transaction. It returns how many jobs it created. Of several replicas, one
-// at a time scans a source (the lease source:<name>); the others return 0 at once. A scan whose
-// lease is lost midway (this replica was paused past it) ends; a cursor it still writes is
-// harmless: a recording is stored once whatever the cursor says.
+// cursor in the same transaction. A source that lists in pages (connectors.PageLister) is
+// stored a page at a time, each page with its cursor in one transaction, so a scan holds one
+// page in memory and one that stops midway keeps what it stored. It returns how many jobs it
+// created (on error, before the error). Of several replicas, one at a time scans a source (the
+// lease source:<name>); the others return 0 at once. A scan whose lease is lost midway (this
+// replica was paused past it) ends; a cursor it still writes is harmless: a recording is
+// stored once whatever the cursor says.
 func (p *Pipeline) Scan(ctx context.Context, source string) (int, error) {
 	p.setDefaults()
 	sc := p.Sources[source]
@@ -42,20 +45,33 @@ func (p *Pipeline) scan(ctx context.Context, source string, sc *SourceConfig) (i
 	if err != nil {
 		return 0, fmt.Errorf("scan %s: %w", source, err)
 	}
-	recs, next, err := sc.Source.List(ctx, cursor)
+	n := 0
+	store := func(recs []connectors.Recording, next string) error {
+		added, err := p.Store.AddRecordings(ctx, source, recs, next, p.now())
+		if err != nil {
+			return fmt.Errorf("store %d recordings: %w", len(recs), err)
+		}
+		for _, j := range added {
+			p.log().Info("found", p.jobAttrs(&j, "size", j.Size)...)
+		}
+		p.discovered(source, added)
+		n += len(added)
+		return nil
+	}
+	if pl, ok := sc.Source.(connectors.PageLister); ok {
+		err = pl.ListPages(ctx, cursor, store)
+	} else {
+		var recs []connectors.Recording
+		var next string
+		if recs, next, err = sc.Source.List(ctx, cursor); err == nil {
+			err = store(recs, next)
+		}
+	}
 	if err != nil {
-		return 0, fmt.Errorf("scan %s: %w", source, err)
+		return n, fmt.Errorf("scan %s: %w", source, err)
 	}
-	added, err := p.Store.AddRecordings(ctx, source, recs, next, p.now())
-	if err != nil {
-		return 0, fmt.Errorf("scan %s: %w", source, err)
-	}
-	for _, j := range added {
-		p.log().Info("found", p.jobAttrs(&j, "size", j.Size)...)
-	}
-	p.discovered(source, added)
 	p.metrics().Scanned(source, p.now())
-	return len(added), nil
+	return n, nil
 }
 
 // MapDiscovered resolves author, external id and metadata of discovered jobs (→ ready), or

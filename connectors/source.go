@@ -1,11 +1,11 @@
 // Package connectors holds what a source finds (the Recording, and what it says about the
 // owner), the one Source contract every connector implements with its small optional
-// capabilities (Finisher, Pending, Checker, Backfiller, Pusher), the transient-failure marker
-// the bridge retries on, and a small registry from which the bridge builds sources by type
-// name, decoding each source's options into its connector's Config once (Decode). Connectors
-// live in subpackages (localdir, ...) and register themselves; connectortest is the suite they
-// all pass. Nothing here imports the bridge: data flows down, connectors →
-// mapping → bridge.
+// capabilities (Finisher, Pending, Checker, Backfiller, Pusher, PageLister), the
+// transient-failure marker the bridge retries on, and a small registry from which the bridge
+// builds sources by type name, decoding each source's options into its connector's Config
+// once (Decode). Connectors live in subpackages (localdir, ...) and register themselves;
+// connectortest is the suite they all pass. Nothing here imports the bridge: data flows down,
+// connectors → mapping → bridge.
 package connectors
 
 import (
@@ -31,6 +31,20 @@ type Source interface {
 	// ErrTransient (see Transient), in Open's error or in the body's read error: the job is
 	// retried, then held. Any other failure is permanent: the job is skipped with it.
 	Open(ctx context.Context, r Recording) (io.ReadCloser, error)
+}
+
+// PageLister is implemented by sources that can hand their listing over a page at a time, so
+// that a scan holds one page of recordings in memory rather than the whole listing (an S3
+// bucket of 100,000 objects). ListPages lists from cursor as List does and calls page with
+// each page's recordings, in order, and a cursor to store with them in the same transaction:
+// one a later listing may start from if this one stops after that call, without missing any
+// recording not handed over yet (it may list some again; the store deduplicates them). A call
+// may carry no recording (only a newer cursor). When ListPages returns nil, page was called at
+// least once and its last call carried the cursor List would have returned. An error from page
+// ends the listing and is returned as is. The bridge scans with ListPages when a source
+// implements it, with List otherwise.
+type PageLister interface {
+	ListPages(ctx context.Context, cursor string, page func(recs []Recording, cursor string) error) error
 }
 
 // TransientStatus reports whether an HTTP status of a source may pass by itself: 408, 425, 429

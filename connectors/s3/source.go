@@ -28,11 +28,15 @@ import (
 type Source struct {
 	cfg    Config
 	client *s3.Client
+	// saveEvery is how often, at most, ListPages hands over a cursor of what it listed so far
+	// (cursorSaveInterval; tests set less).
+	saveEvery time.Duration
 }
 
 var (
-	_ connectors.Source   = (*Source)(nil)
-	_ connectors.Finisher = (*Source)(nil)
+	_ connectors.Source     = (*Source)(nil)
+	_ connectors.Finisher   = (*Source)(nil)
+	_ connectors.PageLister = (*Source)(nil)
 )
 
 // New builds the client: credentials from cfg (SecretAccessKey, else read from
@@ -55,61 +59,157 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{cfg: cfg, client: client}, nil
+	return &Source{cfg: cfg, client: client, saveEvery: cursorSaveInterval}, nil
 }
 
-// object is one listed object.
+// object is one listed object; sum is its ETag's hash as the cursor keeps it.
 type object struct {
-	key, etag string
-	size      int64
-	modified  time.Time
+	key, etag, sum string
+	size           int64
+	modified       time.Time
 }
 
-// List pages through the prefix and returns the objects not in the cursor, or changed since.
-// The cursor is the set of keys (and their ETags' hashes) listed last time, so a key arriving late (sorting
+// cursorSaveInterval is how often, at most, ListPages hands over a cursor holding what it has
+// listed so far: encoding the cursor takes time in the number of keys (about 0.2 s for
+// 100,000), so saving it with every page would make a scan quadratic.
+const cursorSaveInterval = 10 * time.Second
+
+// List pages through the prefix and returns the objects not in the cursor, or changed since
+// (ListPages, all pages at once).
+func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recording, string, error) {
+	var recs []connectors.Recording
+	var next string
+	err := s.ListPages(ctx, cursor, func(page []connectors.Recording, c string) error {
+		recs, next = append(recs, page...), c
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return recs, next, nil
+}
+
+// ListPages implements connectors.PageLister: it pages through the prefix (1,000 keys a page)
+// and hands over, page by page, the objects not in the cursor, or changed since. The cursor is
+// the set of keys (and their ETags' hashes) listed last time, so a key arriving late (sorting
 // before keys already seen, or a multipart upload completed with an old date) is never
 // skipped, and an object already in it costs nothing but its line in the listing. Only when
 // the configuration needs user metadata (metadata, or owner_from: meta:<name>) are new objects
 // read with HEAD, head_concurrency at a time.
-func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recording, string, error) {
+//
+// A page with nothing new is not handed over (except the last). Each page handed over carries
+// the cursor last encoded; at most every cursorSaveInterval, a page carries a new one: the
+// cursor it started from with every object handed over so far added (or replaced), so a scan
+// that stops midway resumes without listing again what it already handed over, and without
+// skipping what it did not. The last page carries the cursor of this listing alone: keys no
+// longer listed leave it.
+func (s *Source) ListPages(ctx context.Context, cursor string, page func([]connectors.Recording, string) error) error {
 	seen, err := decodeCursor(cursor)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
-	now := make(map[string]string, len(seen))
-	var fresh []object
-	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.cfg.Bucket),
-		Prefix: aws.String(s.cfg.Prefix), MaxKeys: aws.Int32(1000)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, "", fmt.Errorf("list s3://%s/%s: %w", s.cfg.Bucket, s.cfg.Prefix, err)
+	// seen becomes the cursor it started from with every object handed over added; listed
+	// holds the keys of this listing, to drop the others from the last cursor.
+	listed := make(map[string]struct{}, len(seen))
+	saved, dirty := time.Now(), false
+	stop := make(chan struct{})
+	pages := s.pages(ctx, stop)
+	defer func() {
+		close(stop)
+		for range pages { // the page fetched ahead, if any: not cut off midway (the SDK warns)
 		}
-		for _, o := range page.Contents {
+	}()
+	for lp := range pages {
+		if lp.err != nil {
+			return fmt.Errorf("list s3://%s/%s: %w", s.cfg.Bucket, s.cfg.Prefix, lp.err)
+		}
+		var fresh []object
+		for _, o := range lp.out.Contents {
 			obj := object{key: aws.ToString(o.Key), etag: strings.Trim(aws.ToString(o.ETag), `"`), size: aws.ToInt64(o.Size),
 				modified: aws.ToTime(o.LastModified)}
 			if !s.wanted(obj) {
 				continue
 			}
-			sum := etagSum(obj.etag)
-			now[obj.key] = sum
-			if seen[obj.key] != sum {
+			obj.sum = etagSum(obj.etag)
+			listed[obj.key] = struct{}{}
+			if seen[obj.key] != obj.sum {
 				fresh = append(fresh, obj)
 			}
 		}
-	}
-	if !s.needsHead() {
-		recs := make([]connectors.Recording, 0, len(fresh))
-		for _, o := range fresh {
-			recs = append(recs, s.recording(o, nil))
+		recs := s.describe(ctx, fresh)
+		for i, o := range fresh {
+			if recs[i] == nil { // gone or changed since listed: left out of the cursor, listed again
+				delete(seen, o.key)
+				delete(listed, o.key)
+				continue
+			}
+			seen[o.key] = o.sum
 		}
-		return recs, encodeCursor(now), nil
+		dirty = dirty || len(fresh) > 0
+		switch {
+		case !lp.more:
+			for k := range seen {
+				if _, ok := listed[k]; !ok {
+					delete(seen, k)
+				}
+			}
+			cursor = encodeCursor(seen)
+		case dirty && time.Since(saved) >= s.saveEvery:
+			cursor, saved, dirty = encodeCursor(seen), time.Now(), false
+		case len(fresh) == 0:
+			continue // nothing new to hand over, nor a cursor to save
+		}
+		if err := page(compact(recs), cursor); err != nil {
+			return err
+		}
+		if !lp.more {
+			return nil
+		}
 	}
-	recs, gone := s.describe(ctx, fresh)
-	for _, k := range gone {
-		delete(now, k)
+	return fmt.Errorf("list s3://%s/%s: ended before its last page", s.cfg.Bucket, s.cfg.Prefix)
+}
+
+// listedPage is a page of the listing, or the error that ended it; more reports that pages
+// follow.
+type listedPage struct {
+	out  *s3.ListObjectsV2Output
+	more bool
+	err  error
+}
+
+// pages lists the prefix (1,000 keys a page) one page ahead of its reader: the next page is
+// fetched while the reader stores the last one. The channel is closed after the last page, an
+// error, or once stop is closed or ctx ends.
+func (s *Source) pages(ctx context.Context, stop <-chan struct{}) <-chan listedPage {
+	ch := make(chan listedPage, 1)
+	go func() {
+		defer close(ch)
+		p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.cfg.Bucket),
+			Prefix: aws.String(s.cfg.Prefix), MaxKeys: aws.Int32(1000)})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			select {
+			case ch <- listedPage{out: out, more: p.HasMorePages(), err: err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// compact returns the recordings of recs that are not nil.
+func compact(recs []*connectors.Recording) []connectors.Recording {
+	out := make([]connectors.Recording, 0, len(recs))
+	for _, r := range recs {
+		if r != nil {
+			out = append(out, *r)
+		}
 	}
-	return recs, encodeCursor(now), nil
+	return out
 }
 
 // needsHead reports whether the configuration needs what only HEAD gives: user metadata.
@@ -125,11 +225,18 @@ func (s *Source) wanted(o object) bool {
 	return connectors.Wanted(s.cfg.Include, s.cfg.Exclude, strings.TrimPrefix(o.key, s.cfg.Prefix))
 }
 
-// describe turns objects into recordings, reading their metadata with HEAD, head_concurrency
-// at a time. Keys gone or changed in between are returned in gone (left out of the cursor,
-// listed again).
-func (s *Source) describe(ctx context.Context, objs []object) ([]connectors.Recording, []string) {
+// describe turns objects into recordings, in order: as listed, or, when the configuration
+// needs user metadata, read with HEAD, head_concurrency at a time. The recording of an object
+// gone or changed in between is nil.
+func (s *Source) describe(ctx context.Context, objs []object) []*connectors.Recording {
 	recs := make([]*connectors.Recording, len(objs))
+	if !s.needsHead() {
+		for i, o := range objs {
+			r := s.recording(o, nil)
+			recs[i] = &r
+		}
+		return recs
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.cfg.HeadConcurrency)
 	for i, o := range objs {
@@ -145,16 +252,7 @@ func (s *Source) describe(ctx context.Context, objs []object) ([]connectors.Reco
 		})
 	}
 	wg.Wait()
-	out := make([]connectors.Recording, 0, len(objs))
-	var gone []string
-	for i, r := range recs {
-		if r == nil {
-			gone = append(gone, objs[i].key)
-			continue
-		}
-		out = append(out, *r)
-	}
-	return out, gone
+	return recs
 }
 
 // recording is the recording of a listed object, with its user metadata (from HEAD) as
