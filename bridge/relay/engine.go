@@ -137,9 +137,11 @@ func (e *engine) work(ctx context.Context, l *lane) {
 		case <-ctx.Done():
 			return
 		case d := <-l.queue:
-			if time.Until(d.LeaseUntil) < l.ep.Timeout+time.Second {
+			if time.Until(d.LeaseUntil) < min(l.ep.Timeout+time.Second, e.r.Lease/2) {
 				// Waited too long in the queue: its lease may end mid-attempt, and another
 				// claim could send it at the same time. Left to a new claim once it ends.
+				// (A lease shorter than the timeout is the configuration's choice: half of
+				// it is then enough.)
 				e.release(l)
 				continue
 			}
