@@ -9,35 +9,65 @@ import (
 	"github.com/transcript-bridge/bridge/api"
 )
 
+// memo remembers values by event for a while (ttl), at most max of them (the oldest go first).
+type memo[V any] struct {
+	mu    sync.Mutex
+	ttl   time.Duration
+	max   int
+	items map[int64]memoItem[V]
+	order []int64 // insertion order, for eviction beyond max
+}
+
+type memoItem[V any] struct {
+	v  V
+	at time.Time
+}
+
+func newMemo[V any](ttl time.Duration, maxItems int) *memo[V] {
+	return &memo[V]{ttl: ttl, max: maxItems, items: map[int64]memoItem[V]{}}
+}
+
+// get returns the value kept for event, if kept within the TTL of now.
+func (m *memo[V]) get(event int64, now time.Time) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	it, ok := m.items[event]
+	if !ok || now.Sub(it.at) >= m.ttl {
+		var zero V
+		return zero, false
+	}
+	return it.v, true
+}
+
+// put keeps v for event from now.
+func (m *memo[V]) put(event int64, v V, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.items[event]; !ok {
+		m.order = append(m.order, event)
+	}
+	m.items[event] = memoItem[V]{v: v, at: now}
+	for len(m.order) > m.max {
+		delete(m.items, m.order[0])
+		m.order = m.order[1:]
+	}
+}
+
 // records remembers the transcription record fetched for an event for a few minutes, so the
 // event's deliveries to several endpoints and their quick retries cost one GET out of the
 // key's 500 a minute. The key is the event: a later event of the same transcription fetches
 // afresh.
-type records struct {
-	mu    sync.Mutex
-	ttl   time.Duration
-	max   int
-	items map[int64]record
-	order []int64 // insertion order, for eviction beyond max
-}
-
-type record struct {
-	t  *api.Transcription // nil: deleted upstream
-	at time.Time
-}
+type records struct{ m *memo[*api.Transcription] }
 
 func newRecords(ttl time.Duration, maxItems int) *records {
-	return &records{ttl: ttl, max: maxItems, items: map[int64]record{}}
+	return &records{m: newMemo[*api.Transcription](ttl, maxItems)}
 }
 
 // get returns the record of transcription id for event, from the cache when fetched within
 // the TTL; nil when the transcription no longer exists. It fails as the API call does.
 func (c *records) get(ctx context.Context, a API, event int64, id string, now time.Time) (*api.Transcription, error) {
-	c.mu.Lock()
-	rec, ok := c.items[event]
-	c.mu.Unlock()
-	if ok && now.Sub(rec.at) < c.ttl {
-		return rec.t, nil
+	if t, ok := c.m.get(event, now); ok {
+		return t, nil
 	}
 	t, err := a.Get(ctx, id)
 	if errors.Is(err, api.ErrNotFound) {
@@ -46,15 +76,6 @@ func (c *records) get(ctx context.Context, a API, event int64, id string, now ti
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[event]; !ok {
-		c.order = append(c.order, event)
-	}
-	c.items[event] = record{t: t, at: now}
-	for len(c.order) > c.max {
-		delete(c.items, c.order[0])
-		c.order = c.order[1:]
-	}
+	c.m.put(event, t, now)
 	return t, nil
 }

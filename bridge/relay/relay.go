@@ -54,6 +54,7 @@ type Relay struct {
 
 	once    sync.Once
 	records *records
+	thin    *memo[json.RawMessage] // thin payloads by event
 	byName  map[string]*Endpoint
 	clients map[string]*http.Client
 	// consumer is what Consuming reads: the running router and the last message handled.
@@ -74,6 +75,7 @@ func (r *Relay) init() {
 			r.Log = slog.New(slog.DiscardHandler)
 		}
 		r.records = newRecords(5*time.Minute, 1000)
+		r.thin = newMemo[json.RawMessage](5*time.Minute, 4096)
 		r.byName, r.clients = map[string]*Endpoint{}, map[string]*http.Client{}
 		for _, e := range r.Endpoints {
 			r.byName[e.Name] = e
@@ -225,8 +227,16 @@ func (r *Relay) logAttempt(ctx context.Context, d *bridge.Delivery, res Result, 
 }
 
 // payload builds the message data: the event's details, the job id and, for full payloads, the
-// transcription record as the API returns it (fetched now: the outbox holds ids only).
-func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *bridge.Delivery) (map[string]any, error) {
+// transcription record as the API returns it (fetched now: the outbox holds ids only). A thin
+// payload is the same for every endpoint and attempt: it is encoded once per event (kept a few
+// minutes) and sent as it is.
+func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *bridge.Delivery) (any, error) {
+	full := d.TranscriptionID != "" && ep.Payload == PayloadFull && r.API != nil
+	if !full {
+		if b, ok := r.thin.get(d.EventID, r.now()); ok {
+			return b, nil
+		}
+	}
 	data := map[string]any{}
 	if len(d.Data) > 0 {
 		if err := json.Unmarshal(d.Data, &data); err != nil {
@@ -235,12 +245,16 @@ func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *bridge.Delivery) (
 	}
 	hideLocalPaths(data)
 	data["job_id"] = d.JobID
-	if d.TranscriptionID == "" {
-		return data, nil
+	if d.TranscriptionID != "" {
+		data["transcription_id"] = d.TranscriptionID
 	}
-	data["transcription_id"] = d.TranscriptionID
-	if ep.Payload != PayloadFull || r.API == nil {
-		return data, nil
+	if !full {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return nil, err
+		}
+		r.thin.put(d.EventID, json.RawMessage(b), r.now())
+		return json.RawMessage(b), nil
 	}
 	t, err := r.records.get(ctx, r.API, d.EventID, d.TranscriptionID, r.now())
 	if err != nil {
