@@ -17,8 +17,12 @@ import (
 
 var _ bridge.DeliveryStore = (*Store)(nil)
 
-const deliveryCols = `id, event_id, endpoint, webhook_id, type, job_id, transcription_id, data, event_at, status, attempts,
-	next_attempt_at, last_status, last_error, created_at, updated_at`
+// deliveryCols are a delivery's columns, read from "deliveries d". A delivery fanned out since
+// migration 0009 keeps no copy of its event's data (data is ''): it is read from the outbox,
+// as in the SQLite store (store copy moves the rows as they are).
+const deliveryCols = `d.id, d.event_id, d.endpoint, d.webhook_id, d.type, d.job_id, d.transcription_id,
+	CASE WHEN d.data = '' THEN COALESCE((SELECT o.data FROM outbox o WHERE o.id = d.event_id), '') ELSE d.data END,
+	d.event_at, d.status, d.attempts, d.next_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at`
 
 func scanDelivery(row scanner) (bridge.Delivery, error) {
 	var d bridge.Delivery
@@ -59,8 +63,8 @@ func fanOut(ctx context.Context, tx *sql.Tx, ref bridge.EventRef, endpoints []st
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
 			data, event_at, status, next_attempt_at, created_at, updated_at)
-			SELECT $1, id, $2, $3, type, job_id, transcription_id, data, created_at, $4, $5, $5, $5 FROM outbox WHERE id = $6
-			ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.NewString(), ep, webhookID,
+			SELECT $1, id, $2, $3, type, job_id, transcription_id, '', created_at, $4, $5, $5, $5 FROM outbox WHERE id = $6
+			ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.Must(uuid.NewV7()).String(), ep, webhookID,
 			bridge.DeliveryPending, now.UnixNano(), ref.EventID); err != nil {
 			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
 		}
@@ -206,7 +210,7 @@ func deliveryWhere(f bridge.DeliveryFilter, first int) (string, []any) {
 // Deliveries implements bridge.DeliveryStore.
 func (s *Store) Deliveries(ctx context.Context, f bridge.DeliveryFilter) ([]bridge.Delivery, error) {
 	where, args := deliveryWhere(f, 0)
-	q := `SELECT ` + deliveryCols + ` FROM deliveries WHERE ` + where + ` ORDER BY created_at DESC, event_id DESC, endpoint DESC`
+	q := `SELECT ` + deliveryCols + ` FROM deliveries d WHERE ` + where + ` ORDER BY d.created_at DESC, d.event_id DESC, d.endpoint DESC`
 	if f.Limit > 0 {
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
@@ -220,7 +224,7 @@ func (s *Store) Deliveries(ctx context.Context, f bridge.DeliveryFilter) ([]brid
 
 // Delivery implements bridge.DeliveryStore. It fails on an unknown id.
 func (s *Store) Delivery(ctx context.Context, id string) (*bridge.Delivery, []bridge.Attempt, error) {
-	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id = $1`, id))
+	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d WHERE d.id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, fmt.Errorf("delivery %s: %w", id, bridge.ErrDeliveryNotFound)
 	}

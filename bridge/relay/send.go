@@ -95,8 +95,16 @@ type envelope struct {
 // encode returns the body of m for e, encoded once; skipped is true when e's filter drops m.
 // Only an endpoint with a jq filter or transform decodes it again, for the programs to read.
 func (e *Endpoint) encode(m Message) (body []byte, skipped bool, err error) {
-	env := envelope{Data: m.Data, Timestamp: m.Time.UTC().Format(time.RFC3339Nano), Type: m.Type}
-	if body, err = json.Marshal(env); err != nil {
+	ts := m.Time.UTC().Format(time.RFC3339Nano)
+	if raw, ok := m.Data.(json.RawMessage); ok {
+		// Already encoded (a thin payload): the envelope around it, without a second pass
+		// over the data.
+		typ, _ := json.Marshal(m.Type)
+		body = make([]byte, 0, len(raw)+len(ts)+len(typ)+32)
+		body = append(append(append(body, `{"data":`...), raw...), `,"timestamp":"`...)
+		body = append(append(append(body, ts...), `","type":`...), typ...)
+		body = append(body, '}')
+	} else if body, err = json.Marshal(envelope{Data: m.Data, Timestamp: ts, Type: m.Type}); err != nil {
 		return nil, false, fmt.Errorf("webhook %s: encode %s: %w", e.Name, m.ID, err)
 	}
 	if e.filter == nil && e.transform == nil {

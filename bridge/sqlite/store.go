@@ -155,7 +155,9 @@ func (s *Store) AddRecordings(ctx context.Context, source string, recs []connect
 		added = added[:0]
 		for _, r := range recs {
 			r.Source = source
-			j := bridge.Job{ID: uuid.NewString(), Recording: r, State: bridge.StateDiscovered, CreatedAt: now.UTC(), UpdatedAt: now.UTC(), Revision: 1}
+			// Time-ordered ids: new jobs' rows and index entries (here and in deliveries') land
+			// together at the end of their B-trees instead of on random pages.
+			j := bridge.Job{ID: uuid.Must(uuid.NewV7()).String(), Recording: r, State: bridge.StateDiscovered, CreatedAt: now.UTC(), UpdatedAt: now.UTC(), Revision: 1}
 			rec, _ := json.Marshal(r)
 			res, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, source, item_id, version, recording, state, created_at, updated_at)
 				VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (source, item_id, version) DO NOTHING`,
