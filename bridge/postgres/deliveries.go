@@ -18,7 +18,7 @@ import (
 var _ bridge.DeliveryStore = (*Store)(nil)
 
 // deliveryCols are a delivery's columns, read from "deliveries d". A delivery fanned out since
-// migration 0009 keeps no copy of its event's data (data is ''): it is read from the outbox,
+// migration 0009 keeps no copy of its event's data (its data is empty): it is read from the outbox,
 // as in the SQLite store (store copy moves the rows as they are).
 const deliveryCols = `d.id, d.event_id, d.endpoint, d.webhook_id, d.type, d.job_id, d.transcription_id,
 	CASE WHEN d.data = '' THEN COALESCE((SELECT o.data FROM outbox o WHERE o.id = d.event_id), '') ELSE d.data END,
