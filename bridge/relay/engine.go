@@ -46,13 +46,18 @@ type fanOutReq struct {
 	done chan error
 }
 
+// LaneRounds is how many rounds of PerEndpoint deliveries a lane claims ahead: a lane holds at
+// most LaneRounds × PerEndpoint deliveries claimed and not yet recorded (what a crash may send
+// again).
+const LaneRounds = 16
+
 func newEngine(r *Relay, interval time.Duration) *engine {
 	e := &engine{r: r, interval: interval, wake: make(chan struct{}, 1), lanes: map[string]*lane{}}
 	for _, ep := range r.Endpoints {
-		// Claim sixteen rounds ahead: large claims and large group commits. A delivery whose
+		// Claim LaneRounds ahead: large claims and large group commits. A delivery whose
 		// lease would run out before its answer (a slow endpoint backs its queue up) is not
 		// sent: it goes back to the store when its lease ends (work).
-		c := 16 * r.PerEndpoint
+		c := LaneRounds * r.PerEndpoint
 		e.lanes[ep.Name] = &lane{ep: ep, queue: make(chan bridge.Delivery, c), capacity: c, dirty: true}
 	}
 	return e

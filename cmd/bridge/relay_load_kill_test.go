@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/connectors"
@@ -166,10 +167,9 @@ func TestRelayLoadKill(t *testing.T) {
 		// perEndpoint is relay.Relay.PerEndpoint's default, which bridge run keeps: the
 		// workers of one endpoint's lane.
 		perEndpoint = 4
-		// laneCap is what one endpoint's lane holds at most (bridge/relay/engine.go,
-		// newEngine: sixteen rounds of PerEndpoint claimed ahead). Keep it in step with the
-		// engine.
-		laneCap = 16 * perEndpoint
+		// laneCap is what one endpoint's lane holds at most (relay.LaneRounds of PerEndpoint
+		// claimed ahead).
+		laneCap = relay.LaneRounds * perEndpoint
 	)
 	// What the relay may have sent and not recorded when it is killed, from its settings: a
 	// lane counts a claimed delivery as held (queued, being sent, or its attempt awaiting the
