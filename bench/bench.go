@@ -7,6 +7,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"fmt"
 	"io"
 	"strings"
@@ -153,9 +154,24 @@ func Lookup(name string) Workload {
 	return workloads[name]
 }
 
+// firsts are the workloads bridge bench all runs first, in this order; others follow in the
+// order they registered.
+var firsts = []string{"relay", "upload", "discovery", "tracking"}
+
 // Names lists the registered workloads in the order bridge bench all runs them.
 func Names() []string {
 	mu.Lock()
 	defer mu.Unlock()
-	return append([]string(nil), order...)
+	var out []string
+	for _, n := range firsts {
+		if _, ok := workloads[n]; ok {
+			out = append(out, n)
+		}
+	}
+	for _, n := range order {
+		if !slices.Contains(firsts, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,20 +16,23 @@ import (
 // newBenchCmd is bridge bench: the published workloads, each beside its reference in the same
 // process run, printed as one table (or one JSON document).
 func newBenchCmd() *cobra.Command {
-	var asJSON, short bool
+	var asJSON, short, report bool
 	var plot string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the relay, uploads, discovery and tracking beside their references",
 		Long: `bench runs a workload and its reference side by side in this process and prints a table:
 figure, bridge, reference, ratio, goal, pass/fail. "bench all" runs every workload.
-Exit 0 when every figure meets its goal, 1 when one misses it. BENCHMARKS.md says what bounds
-each figure.`,
+"bench all" runs each workload in a process of its own (this binary again), so what one leaves
+in memory does not count in the next one's peak RSS. Exit 0 when every figure meets its goal,
+1 when one misses it. BENCHMARKS.md says what bounds each figure.`,
 	}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, `print {"results":[{name, value, unit, reference, ratio, goal, pass}]} instead of the table`)
 	cmd.PersistentFlags().BoolVar(&short, "short", false, "a small run: a smoke test of the workloads, not a measurement")
 	cmd.PersistentFlags().StringVar(&plot, "plot", "", "also write the workloads' charts (relay throughput against batch size, lag percentiles) to this PNG file")
-	run := func(names []string) func(*cobra.Command, []string) error {
+	cmd.PersistentFlags().BoolVar(&report, "child-report", false, "print results and charts as one JSON document, for bench all's child processes")
+	cmd.PersistentFlags().MarkHidden("child-report")
+	run := func(names []string, isolate bool) func(*cobra.Command, []string) error {
 		return func(c *cobra.Command, _ []string) error {
 			dir, err := os.MkdirTemp("", "bridge-bench-")
 			if err != nil {
@@ -38,12 +44,20 @@ each figure.`,
 			var charts []bench.Chart
 			for _, name := range names {
 				env.Logf("bench %s: running", name)
-				rep, err := bench.Lookup(name)(c.Context(), env)
+				var rep *bench.Report
+				if isolate {
+					rep, err = benchChild(c, name, short)
+				} else {
+					rep, err = bench.Lookup(name)(c.Context(), env)
+				}
 				if err != nil {
 					return fmt.Errorf("bench %s: %w", name, err)
 				}
 				results = append(results, rep.Results...)
 				charts = append(charts, rep.Charts...)
+			}
+			if report {
+				return json.NewEncoder(c.OutOrStdout()).Encode(childReport{Results: results, Charts: charts})
 			}
 			if plot != "" {
 				if err := writePlot(plot, charts); err != nil {
@@ -72,10 +86,44 @@ each figure.`,
 		}
 	}
 	for _, name := range bench.Names() {
-		cmd.AddCommand(&cobra.Command{Use: name, Short: "Run the " + name + " workload and its reference", Args: cobra.NoArgs, RunE: run([]string{name})})
+		cmd.AddCommand(&cobra.Command{Use: name, Short: "Run the " + name + " workload and its reference", Args: cobra.NoArgs, RunE: run([]string{name}, false)})
 	}
-	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload: " + strings.Join(bench.Names(), ", "), Args: cobra.NoArgs, RunE: run(bench.Names())})
+	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload: " + strings.Join(bench.Names(), ", "), Args: cobra.NoArgs, RunE: run(bench.Names(), true)})
 	return cmd
+}
+
+// childReport is what a child of bench all prints (--child-report).
+type childReport struct {
+	Results []bench.Result `json:"results"`
+	Charts  []bench.Chart  `json:"charts"`
+}
+
+// benchChild runs workload name in a child process (this executable: bridge bench name
+// --child-report), its progress lines on c's stderr, and returns its report. A workload whose
+// figures miss their goals exits 1 and still reports; it fails when the child cannot run or
+// prints no report.
+func benchChild(c *cobra.Command, name string, short bool) (*bench.Report, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"bench", name, "--child-report"}
+	if short {
+		args = append(args, "--short")
+	}
+	child := exec.CommandContext(c.Context(), exe, args...)
+	child.Env = append(os.Environ(), "BRIDGE_TEST_CHILD=1") // a test binary runs as bridge (TestMain)
+	child.Stderr = c.ErrOrStderr()
+	out, err := child.Output()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == exitFailed) {
+		return nil, fmt.Errorf("child process: %w", err)
+	}
+	var rep childReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return nil, fmt.Errorf("child process printed no report (%w): %q", err, out)
+	}
+	return &bench.Report{Results: rep.Results, Charts: rep.Charts}, nil
 }
 
 // writePlot draws charts into the PNG file path.
