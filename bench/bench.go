@@ -7,9 +7,9 @@ package bench
 
 import (
 	"context"
-	"slices"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 )
