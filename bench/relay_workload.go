@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -61,13 +62,13 @@ func Relay(ctx context.Context, env Env) (*Report, error) {
 	for _, w := range windows {
 		bareLine.Points = append(bareLine.Points, Point{float64(w), bare})
 	}
-	rep.Charts = append(rep.Charts, Chart{Title: "Relay throughput against batch size (10 endpoints, SQLite, 2 cores)",
+	rep.Charts = append(rep.Charts, Chart{Title: fmt.Sprintf("Relay throughput against batch size (%d endpoints, SQLite, %d cores)", relayEndpoints, runtime.NumCPU()),
 		XLabel: "events fanned out per group commit at most (bus window)", YLabel: "deliveries/s", LogX: true, Lines: []Line{line, bareLine}})
 
 	// Lag at steady rates; half the throughput is the figure. Then one endpoint timing out,
 	// alternated with the no-fault run at the same rate, twice each: the better p99 of each
 	// pair is compared, so a moment of noise on a busy machine does not decide the ratio.
-	lagChart := Chart{Title: "Commit→receipt lag against offered rate", XLabel: "offered deliveries/s", YLabel: "lag (ms)",
+	lagChart := Chart{Title: "Commit-to-receipt lag against offered rate (one event per transaction)", XLabel: "offered deliveries/s", YLabel: "lag (ms)",
 		Lines: []Line{{Name: "p50"}, {Name: "p90"}, {Name: "p99"}}}
 	var half pacedResult
 	for _, f := range []float64{0.25, 0.5, 0.75} {
