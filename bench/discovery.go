@@ -1,27 +1,20 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3bolt"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/connectors/s3"
+	"github.com/transcript-bridge/bridge/connectors/s3/s3test"
 	"github.com/transcript-bridge/bridge/internal/s3client"
 )
 
@@ -60,7 +53,7 @@ func S3Discovery(ctx context.Context, env Env, objects int) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench discovery: s3: %w", err)
 	}
-	fake, err := StartS3Fake(filepath.Join(dir, "bucket.bolt"), DiscoveryLatency)
+	fake, err := s3test.Start(filepath.Join(dir, "bucket.bolt"), DiscoveryLatency)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +62,7 @@ func S3Discovery(ctx context.Context, env Env, objects int) ([]Result, error) {
 	if err := fake.Fill(ctx, objects); err != nil {
 		return nil, err
 	}
-	src, err := s3.New(ctx, s3.Config{Bucket: S3FakeBucket, Endpoint: fake.URL, PathStyle: true, Region: "us-east-1",
+	src, err := s3.New(ctx, s3.Config{Bucket: s3test.Bucket, Endpoint: fake.URL, PathStyle: true, Region: "us-east-1",
 		AccessKeyID: "test", SecretAccessKey: "test-secret", Prefix: "calls/", OwnerFrom: `key:^calls/([^/]+)/`})
 	if err != nil {
 		return nil, fmt.Errorf("bench discovery: s3 source: %w", err)
@@ -153,7 +146,7 @@ func listObjectsLoop(ctx context.Context, url string, want int) (time.Duration, 
 		return 0, fmt.Errorf("bench discovery: s3 reference client: %w", err)
 	}
 	start := time.Now()
-	pages := awss3.NewListObjectsV2Paginator(client, &awss3.ListObjectsV2Input{Bucket: aws.String(S3FakeBucket),
+	pages := awss3.NewListObjectsV2Paginator(client, &awss3.ListObjectsV2Input{Bucket: aws.String(s3test.Bucket),
 		Prefix: aws.String("calls/"), MaxKeys: aws.Int32(1000)})
 	n := 0
 	for pages.HasMorePages() {
@@ -168,72 +161,4 @@ func listObjectsLoop(ctx context.Context, url string, want int) (time.Duration, 
 		return 0, fmt.Errorf("bench discovery: s3 reference: listed %d, want %d", n, want)
 	}
 	return took, nil
-}
-
-// S3FakeBucket is the bucket an S3Fake serves.
-const S3FakeBucket = "recordings"
-
-// S3Fake is gofakes3 on its bolt backend (objects on disk, not on the heap), served on loopback
-// with a latency before every request, counting the requests it serves.
-type S3Fake struct {
-	// URL is the server's root (path-style addressing).
-	URL string
-	// Backend holds the objects: put through it, no request is made (nor counted).
-	Backend gofakes3.Backend
-	// Lists counts the listings served; PerObject the other requests (HEAD, GET of an object).
-	Lists, PerObject atomic.Int64
-
-	db  *bolt.DB
-	srv *httptest.Server
-}
-
-// StartS3Fake serves S3FakeBucket, empty, from a bolt file at path, each request waiting
-// latency. It fails when the file cannot be opened or the bucket created.
-func StartS3Fake(path string, latency time.Duration) (*S3Fake, error) {
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		return nil, fmt.Errorf("bench: s3 fake: %w", err)
-	}
-	db.NoSync = true // a scratch file: populating 100,000 objects must not wait on the disk
-	f := &S3Fake{Backend: s3bolt.New(db), db: db}
-	if err := f.Backend.CreateBucket(S3FakeBucket); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("bench: s3 fake: create bucket: %w", err)
-	}
-	h := gofakes3.New(f.Backend).Server()
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(latency)
-		if r.Method == http.MethodGet && r.URL.Query().Has("list-type") {
-			f.Lists.Add(1)
-		} else {
-			f.PerObject.Add(1)
-		}
-		h.ServeHTTP(w, r)
-	}))
-	f.URL = f.srv.URL
-	return f, nil
-}
-
-// Fill puts n small objects through the backend: calls/<ana|bo|cy>/m-<i>.wav, holding i in
-// decimal, with the user metadata team=sales. It fails when a put fails or ctx ends.
-func (f *S3Fake) Fill(ctx context.Context, n int) error {
-	meta := map[string]string{"X-Amz-Meta-Team": "sales"}
-	owners := []string{"ana", "bo", "cy"}
-	for i := range n {
-		if i%1000 == 0 && ctx.Err() != nil {
-			return fmt.Errorf("bench: s3 fake: fill: %w", ctx.Err())
-		}
-		body := []byte(strconv.Itoa(i))
-		key := fmt.Sprintf("calls/%s/m-%06d.wav", owners[i%3], i)
-		if _, err := f.Backend.PutObject(S3FakeBucket, key, meta, bytes.NewReader(body), int64(len(body)), nil); err != nil {
-			return fmt.Errorf("bench: s3 fake: fill: put %s: %w", key, err)
-		}
-	}
-	return nil
-}
-
-// Close stops the server and closes the bolt file.
-func (f *S3Fake) Close() {
-	f.srv.Close()
-	f.db.Close()
 }

@@ -46,25 +46,26 @@ func Relay(ctx context.Context, env Env) (*Report, error) {
 		Goal{MinRatio: Ref(0.5), MinValue: Ref(10000)}.Figure("relay_throughput", tp, "deliveries/s", Ref(bare), "bare net/http POST loop"),
 	}}
 
-	// Throughput against the bus window: how many events one group commit may fan out.
-	windows := []int{1, 8, 64, 256}
-	chartJobs := jobs / 4
-	line := Line{Name: "relay"}
-	for _, w := range windows {
-		t, _, err := drain(ctx, env, rx, chartJobs, perJob, w)
-		if err != nil {
-			return nil, fmt.Errorf("bench relay: window %d: %w", w, err)
-		}
-		env.Logf("bench relay: window %d: %.0f deliveries/s", w, t)
-		line.Points = append(line.Points, Point{float64(w), t})
+	chart, err := windowChart(ctx, env, rx, jobs/4, perJob, bare)
+	if err != nil {
+		return nil, err
 	}
-	bareLine := Line{Name: "bare loop"}
-	for _, w := range windows {
-		bareLine.Points = append(bareLine.Points, Point{float64(w), bare})
-	}
-	rep.Charts = append(rep.Charts, Chart{Title: fmt.Sprintf("Relay throughput against batch size (%d endpoints, SQLite, %d cores)", relayEndpoints, runtime.NumCPU()),
-		XLabel: "events fanned out per group commit at most (bus window)", YLabel: "deliveries/s", LogX: true, Lines: []Line{line, bareLine}})
+	rep.Charts = append(rep.Charts, chart)
 
+	lags, lagChart, err := lagFigures(ctx, env, rx, tp, paced)
+	if err != nil {
+		return nil, err
+	}
+	rep.Results = append(rep.Results, lags...)
+	rep.Charts = append(rep.Charts, lagChart)
+	return rep, nil
+}
+
+// lagFigures measures the lag at steady rates (a quarter, half and three quarters of tp, the
+// chart), half of tp being the figure; then one endpoint timing out, alternated with the
+// no-fault run at the same rate, twice each: the better p99 of each pair is compared, so a
+// moment of noise on a busy machine does not decide the ratio.
+func lagFigures(ctx context.Context, env Env, rx *receiver, tp float64, paced time.Duration) ([]Result, Chart, error) {
 	// Lag at steady rates; half the throughput is the figure. Then one endpoint timing out,
 	// alternated with the no-fault run at the same rate, twice each: the better p99 of each
 	// pair is compared, so a moment of noise on a busy machine does not decide the ratio.
@@ -74,7 +75,7 @@ func Relay(ctx context.Context, env Env) (*Report, error) {
 	for _, f := range []float64{0.25, 0.5, 0.75} {
 		res, err := pacedRun(ctx, env, rx, tp*f, paced)
 		if err != nil {
-			return nil, fmt.Errorf("bench relay: paced at %.0f/s: %w", tp*f, err)
+			return nil, Chart{}, fmt.Errorf("bench relay: paced at %.0f/s: %w", tp*f, err)
 		}
 		env.Logf("bench relay: offered %.0f/s: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms", res.offered, res.p50, res.p90, res.p99)
 		for i, v := range []float64{res.p50, res.p90, res.p99} {
@@ -84,12 +85,11 @@ func Relay(ctx context.Context, env Env) (*Report, error) {
 			half = res
 		}
 	}
-	rep.Charts = append(rep.Charts, lagChart)
 	var fault pacedResult
 	for round := range 2 {
 		res, err := pacedRun(ctx, env, rx, tp*0.5, paced, "/crm0")
 		if err != nil {
-			return nil, fmt.Errorf("bench relay: one endpoint timing out: %w", err)
+			return nil, Chart{}, fmt.Errorf("bench relay: one endpoint timing out: %w", err)
 		}
 		env.Logf("bench relay: crm0 timing out: the others' p50 %.1f ms, p99 %.1f ms", res.p50, res.p99)
 		if round == 0 || res.p99 < fault.p99 {
@@ -100,19 +100,36 @@ func Relay(ctx context.Context, env Env) (*Report, error) {
 		}
 		res, err = pacedRun(ctx, env, rx, tp*0.5, paced)
 		if err != nil {
-			return nil, fmt.Errorf("bench relay: paced at %.0f/s: %w", tp*0.5, err)
+			return nil, Chart{}, fmt.Errorf("bench relay: paced at %.0f/s: %w", tp*0.5, err)
 		}
 		env.Logf("bench relay: offered %.0f/s again: p50 %.1f ms, p99 %.1f ms", res.offered, res.p50, res.p99)
 		if res.p99 < half.p99 {
 			half = res
 		}
 	}
-	rep.Results = append(rep.Results,
+	return []Result{
 		Goal{MaxValue: Ref(20)}.Figure("relay_lag_p50", half.p50, "ms", nil, ""),
 		Goal{MaxValue: Ref(250)}.Figure("relay_lag_p99", half.p99, "ms", nil, ""),
 		Goal{MaxRatio: Ref(1.1)}.Figure("relay_isolation_p99", fault.p99, "ms", Ref(half.p99), "no-fault p99"),
-	)
-	return rep, nil
+	}, lagChart, nil
+}
+
+// windowChart measures the throughput against the bus window (how many events one group
+// commit may fan out), beside the bare loop's figure.
+func windowChart(ctx context.Context, env Env, rx *receiver, jobs, perJob int, bare float64) (Chart, error) {
+	windows := []int{1, 8, 64, 256}
+	line, bareLine := Line{Name: "relay"}, Line{Name: "bare loop"}
+	for _, w := range windows {
+		t, _, err := drain(ctx, env, rx, jobs, perJob, w)
+		if err != nil {
+			return Chart{}, fmt.Errorf("bench relay: window %d: %w", w, err)
+		}
+		env.Logf("bench relay: window %d: %.0f deliveries/s", w, t)
+		line.Points = append(line.Points, Point{float64(w), t})
+		bareLine.Points = append(bareLine.Points, Point{float64(w), bare})
+	}
+	return Chart{Title: fmt.Sprintf("Relay throughput against batch size (%d endpoints, SQLite, %d cores)", relayEndpoints, runtime.NumCPU()),
+		XLabel: "events fanned out per group commit at most (bus window)", YLabel: "deliveries/s", LogX: true, Lines: []Line{line, bareLine}}, nil
 }
 
 // pacedResult is one steady-rate run: what was offered and the lag percentiles (ms).

@@ -2,22 +2,21 @@ package s3_test
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/transcript-bridge/bridge/bench"
 	"github.com/transcript-bridge/bridge/connectors/s3"
+	"github.com/transcript-bridge/bridge/connectors/s3/s3test"
 )
 
-// startSlowServer is startServer over the bench's S3 fake: gofakes3 on a bolt file, with
-// bench.DiscoveryLatency injected in front of every request and the requests counted.
-func startSlowServer(t testing.TB) (*server, *bench.S3Fake) {
+// startSlowServer is startServer over s3test's fake: gofakes3 on a bolt file, with 20 ms
+// injected in front of every request (as bridge bench discovery) and the requests counted.
+func startSlowServer(t testing.TB) (*server, *s3test.Fake) {
 	t.Helper()
-	fake, err := bench.StartS3Fake(filepath.Join(t.TempDir(), "bucket.bolt"), bench.DiscoveryLatency)
+	fake, err := s3test.Start(filepath.Join(t.TempDir(), "bucket.bolt"), 20*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,26 +41,14 @@ func scaleObjects(t testing.TB) int {
 }
 
 // TestDiscoveryAtScale lists S3_SCALE_OBJECTS objects (default 10,000) from gofakes3 with 20 ms
-// added to every request: list-only (the default) through the bench's discovery workload (the
-// pipeline into a store, beside a bare ListObjectsV2 loop), then with metadata read by HEAD. It
-// asserts what does not depend on the machine: every object is found, and a re-scan with the
-// cursor returns nothing and makes no request per object, only the listing's pages.
+// added to every request, with metadata read by HEAD (bounded by head_concurrency). It asserts
+// what does not depend on the machine: every object is found, and a re-scan with the cursor
+// returns nothing and makes no request per object, only the listing's pages.
 //
-// The figures for 100,000 objects: bridge bench discovery.
+// The list-only scan of 100,000 objects through the pipeline, beside a bare ListObjectsV2 loop:
+// bridge bench discovery (bench.S3Discovery, tested in package bench).
 func TestDiscoveryAtScale(t *testing.T) {
 	total := scaleObjects(t)
-	t.Run("list-only", func(t *testing.T) {
-		results, err := bench.S3Discovery(context.Background(), bench.Env{Dir: t.TempDir(), Log: io.Discard}, total)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range results {
-			t.Logf("%s = %.3g %s (goal %s)", r.Name, r.Value, r.Unit, r.Goal)
-			if (r.Name == "s3_rescan_queued" || r.Name == "s3_rescan_object_requests") && r.Value != 0 {
-				t.Errorf("%s = %v, want 0", r.Name, r.Value)
-			}
-		}
-	})
 	s, fake := startSlowServer(t)
 	heads := min(total, 1000) // with metadata, HEAD per object: a smaller bucket in CI
 	if os.Getenv("S3_SCALE_OBJECTS") != "" {
@@ -92,7 +79,7 @@ func TestDiscoveryAtScale(t *testing.T) {
 }
 
 // discover lists everything with cfg, checks that want objects were found, then re-scans.
-func discover(t *testing.T, s *server, n *bench.S3Fake, cfg s3.Config, want int) {
+func discover(t *testing.T, s *server, n *s3test.Fake, cfg s3.Config, want int) {
 	src := s.source(t, cfg)
 	n.Lists.Store(0)
 	n.PerObject.Store(0)

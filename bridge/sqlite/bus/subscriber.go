@@ -12,6 +12,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v3/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/mattn/go-sqlite3"
 )
 
 // ErrClosed is returned by Subscribe after Close.
@@ -132,8 +133,19 @@ func InitializeSchema(ctx context.Context, db watermillsql.ContextExecutor, topi
 	}
 	qs := append(SchemaAdapter{}.SchemaInitializingQueries(topic), OffsetsAdapter{}.SchemaInitializingQueries(topic)...)
 	for _, q := range qs {
-		if _, err := db.ExecContext(ctx, q.Query, q.Args...); err != nil {
-			return fmt.Errorf("bus: initialize topic %s: %w", topic, err)
+		// A schema change racing another connection's write can be refused at once ("database
+		// is locked", without the busy timeout's wait): it is tried again for a few seconds.
+		for wait := 5 * time.Millisecond; ; wait *= 2 {
+			_, err := db.ExecContext(ctx, q.Query, q.Args...)
+			var se sqlite3.Error
+			if errors.As(err, &se) && se.Code == sqlite3.ErrBusy && wait < 3*time.Second {
+				time.Sleep(wait)
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("bus: initialize topic %s: %w", topic, err)
+			}
+			break
 		}
 	}
 	return nil

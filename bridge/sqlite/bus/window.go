@@ -13,10 +13,6 @@ import (
 // flush the offset below which every row is acked, also when it stops early (the rest is read
 // again). It returns errLeaseLost, or ctx's error when the subscription ends first.
 func (r *reader) deliverWindow(ctx context.Context, rows []watermillsql.Row) error {
-	type answer struct {
-		i     int
-		acked bool
-	}
 	answers := make(chan answer, len(rows))
 	resend := make(chan int, len(rows))
 	acked := make([]bool, len(rows))
@@ -35,27 +31,23 @@ func (r *reader) deliverWindow(ctx context.Context, rows []watermillsql.Row) err
 	// send hands row i out and starts a waiter for its answer.
 	send := func(i int) error {
 		msg := rows[i].Msg.Copy()
-		msg.SetContext(wctx)
+		mctx, done := context.WithCancel(wctx) // ends with the message's answer, as in Subscribe
+		msg.SetContext(mctx)
 		for {
 			select {
 			case r.out <- msg:
-				go func(m *message.Message) {
-					select {
-					case <-m.Acked():
-						answers <- answer{i, true}
-					case <-m.Nacked():
-						answers <- answer{i, false}
-					case <-wctx.Done():
-					}
-				}(msg)
+				go awaitAnswer(wctx, msg, i, answers, done)
 				return nil
 			case <-renew.C:
 				if err := r.renewLease(ctx); err != nil {
+					done()
 					return err
 				}
 			case <-ctx.Done():
+				done()
 				return ctx.Err()
 			case <-r.s.closing:
+				done()
 				return ErrClosed
 			}
 		}
@@ -77,13 +69,7 @@ func (r *reader) deliverWindow(ctx context.Context, rows []watermillsql.Row) err
 				acked[a.i], open = true, open-1
 				continue
 			}
-			go func() {
-				select {
-				case <-time.After(r.s.cfg.ResendInterval):
-					resend <- a.i
-				case <-wctx.Done():
-				}
-			}()
+			go resendAfter(wctx, r.s.cfg.ResendInterval, a.i, resend)
 		case i := <-resend:
 			if err := send(i); err != nil {
 				return err
@@ -97,6 +83,34 @@ func (r *reader) deliverWindow(ctx context.Context, rows []watermillsql.Row) err
 		case <-r.s.closing:
 			return ErrClosed
 		}
+	}
+}
+
+// answer is a handler's answer to the message of row i.
+type answer struct {
+	i     int
+	acked bool
+}
+
+// awaitAnswer reports m's ack or nack (as row i) on answers, unless ctx ends first; then it
+// ends m's context (done).
+func awaitAnswer(ctx context.Context, m *message.Message, i int, answers chan<- answer, done context.CancelFunc) {
+	defer done()
+	select {
+	case <-m.Acked():
+		answers <- answer{i, true}
+	case <-m.Nacked():
+		answers <- answer{i, false}
+	case <-ctx.Done():
+	}
+}
+
+// resendAfter asks for row i to be handed out again after wait, unless ctx ends first.
+func resendAfter(ctx context.Context, wait time.Duration, i int, resend chan<- int) {
+	select {
+	case <-time.After(wait):
+		resend <- i
+	case <-ctx.Done():
 	}
 }
 
