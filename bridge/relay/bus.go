@@ -46,12 +46,7 @@ func (r *Relay) handle(msg *message.Message) error {
 	if err := json.Unmarshal(msg.Payload, &ref); err != nil || ref.EventID <= 0 || ref.Type == "" {
 		return fmt.Errorf("message %s: %w: %q", msg.UUID, errMalformed, msg.Payload)
 	}
-	var targets []string
-	for _, ep := range r.Endpoints {
-		if ep.Wants(ref.Type) {
-			targets = append(targets, ep.Name)
-		}
-	}
+	targets := r.targets(ref.Type)
 	level := slog.LevelInfo
 	if failureEvents[ref.Type] {
 		level = slog.LevelWarn
@@ -72,6 +67,17 @@ func (r *Relay) handle(msg *message.Message) error {
 	}
 	r.consumer.handled(r.now())
 	return nil
+}
+
+// targets names the endpoints that want events of type typ.
+func (r *Relay) targets(typ string) []string {
+	var out []string
+	for _, ep := range r.Endpoints {
+		if ep.Wants(typ) {
+			out = append(out, ep.Name)
+		}
+	}
+	return out
 }
 
 // fanOut creates ref's deliveries: through the running engine's group commit, or in a

@@ -114,12 +114,18 @@ func (e *engine) run(ctx context.Context) {
 	}
 	tick := time.NewTicker(e.interval)
 	defer tick.Stop()
+	sweep := time.NewTicker(max(e.r.SweepAfter/2, time.Millisecond))
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
 			e.final()
 			return
+		case <-sweep.C:
+			if _, err := e.sweep(ctx); err != nil && ctx.Err() == nil {
+				e.r.Log.Error("relay: sweep", "err", err)
+			}
 		case <-e.wake:
 		case <-tick.C:
 			e.mu.Lock()

@@ -51,6 +51,10 @@ type Relay struct {
 	PerEndpoint int
 	// Metrics hears every attempt's outcome, delivery latency and retries (nil: nothing).
 	Metrics Metrics
+	// SweepAfter is how old an outbox event the bus has not brought may get, while the bus
+	// holds nothing for the relay, before Run fans it out from the outbox (default 1 min; a
+	// message lost or poisoned by a panic). Only with a Store that has PendingEvents.
+	SweepAfter time.Duration
 
 	once    sync.Once
 	records *records
@@ -70,6 +74,9 @@ func (r *Relay) init() {
 		}
 		if r.PerEndpoint == 0 {
 			r.PerEndpoint = 4
+		}
+		if r.SweepAfter == 0 {
+			r.SweepAfter = time.Minute
 		}
 		if r.Log == nil {
 			r.Log = slog.New(slog.DiscardHandler)
