@@ -148,7 +148,7 @@ func (e *engine) work(ctx context.Context, l *lane) {
 		case <-ctx.Done():
 			return
 		case d := <-l.queue:
-			if time.Until(d.LeaseUntil) < min(l.ep.Timeout+time.Second, e.r.Lease/2) {
+			if d.LeaseUntil.Sub(e.r.now()) < min(l.ep.Timeout+time.Second, e.r.Lease/2) {
 				// Waited too long in the queue: its lease may end mid-attempt, and another
 				// claim could send it at the same time. Left to a new claim once it ends.
 				// (A lease shorter than the timeout is the configuration's choice: half of
@@ -247,13 +247,23 @@ func (e *engine) commit(ctx context.Context) bool {
 	return true
 }
 
-// final records, with a short grace, the attempts made before the stop.
+// final records, with a short grace (trying again while a commit fails), the attempts made
+// before the stop. The deliveries still queued keep their lease until it runs out.
 func (e *engine) final() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	e.mu.Lock()
 	e.stopped = true
 	e.mu.Unlock()
-	for e.commit(ctx) {
+	for ctx.Err() == nil {
+		if !e.commit(ctx) {
+			e.mu.Lock()
+			left := len(e.records) + len(e.fanOuts)
+			e.mu.Unlock()
+			if left == 0 {
+				return
+			}
+			// The commit failed (and paused): try again within the grace.
+		}
 	}
 }

@@ -51,9 +51,9 @@ type Relay struct {
 	PerEndpoint int
 	// Metrics hears every attempt's outcome, delivery latency and retries (nil: nothing).
 	Metrics Metrics
-	// SweepAfter is how old an outbox event the bus has not brought may get, while the bus
-	// holds nothing for the relay, before Run fans it out from the outbox (default 1 min; a
-	// message lost or poisoned by a panic). Only with a Store that has PendingEvents.
+	// SweepAfter is how old an outbox event the bus has not brought may get before Run fans it
+	// out from the outbox (default 1 min: a message lost, or poisoned by a panic). Only with a
+	// Store that has PendingEvents.
 	SweepAfter time.Duration
 
 	once    sync.Once
@@ -107,7 +107,10 @@ func (r *Relay) Deliver(ctx context.Context) (int, error) {
 	for _, ep := range r.Endpoints {
 		// A few rounds' worth at once; never more rounds than the lease covers at the
 		// endpoint's timeout, so no lease runs out mid-batch.
-		rounds := max(1, min(8, int(r.Lease/(2*ep.Timeout))))
+		rounds := 8
+		if ep.Timeout > 0 {
+			rounds = max(1, min(rounds, int(r.Lease/(2*ep.Timeout))))
+		}
 		b.Claims = append(b.Claims, bridge.ClaimItem{Endpoint: ep.Name, Limit: rounds * r.PerEndpoint, Lease: r.Lease})
 	}
 	if err := r.Store.Commit(ctx, &b); err != nil {
@@ -170,13 +173,21 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 		r.observe(d, OutcomeDead, now)
 		return bridge.RecordItem{Delivery: d, Attempt: a}, true
 	}
-	data, err := r.payload(ctx, ep, d)
+	sendCtx := ctx
+	if !d.LeaseUntil.IsZero() {
+		// The attempt ends a second before the claim does (a full payload's GET may have
+		// waited on the rate limit): past it, another claimer may send the same delivery.
+		var cancel context.CancelFunc
+		sendCtx, cancel = context.WithTimeout(ctx, d.LeaseUntil.Sub(now)-time.Second)
+		defer cancel()
+	}
+	data, err := r.payload(sendCtx, ep, d)
 	var res Result
 	if err == nil {
-		res, err = Send(ctx, r.clients[ep.Name], ep, Message{ID: d.WebhookID, Type: d.Type, Time: d.EventAt, Data: data}, now)
+		res, err = Send(sendCtx, r.clients[ep.Name], ep, Message{ID: d.WebhookID, Type: d.Type, Time: d.EventAt, Data: data}, now)
 	}
-	if ctx.Err() != nil {
-		return bridge.RecordItem{}, false
+	if ctx.Err() != nil && res.Status == 0 && !res.Skipped {
+		return bridge.RecordItem{}, false // stopped before an answer: nothing to record
 	}
 	failpoint.Hit("relay-sent") // sent, not yet recorded: the receiver may see it again
 	if err == nil && res.OK() {

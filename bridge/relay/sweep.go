@@ -17,18 +17,16 @@ type pendingEvents interface {
 const sweepLimit = 500
 
 // sweep fans out, straight from the outbox, the events older than SweepAfter that the bus has
-// not brought while it holds nothing unacked for the relay: their message was lost, or moved
-// to the poison queue by a handler's panic. Without it such an event would have no deliveries
-// and, since a job's deliveries wait for its earlier events, would hold the job's later events
-// too. A sweep waits for nothing: the fan-outs go to the committer's next batch. It returns how
-// many events it handed over; it fails when the bus or the store cannot be read.
+// not brought: their message was lost, or moved to the poison queue by a handler's panic.
+// Without it such an event would have no deliveries and, since a job's deliveries wait for its
+// earlier events, would hold the job's later events too. After a long stop the bus may still
+// hold such old events: fanning them out here first is harmless (a fan-out is idempotent, the
+// bus's copy then adds nothing). A sweep waits for nothing: the fan-outs go to the committer's
+// next batch. It returns how many events it handed over; it fails when the store cannot be read.
 func (e *engine) sweep(ctx context.Context) (int, error) {
 	store, ok := e.r.Store.(pendingEvents)
-	if !ok || e.r.Bus == nil {
+	if !ok {
 		return 0, nil
-	}
-	if n, err := e.r.Bus.Backlog(ctx, bridge.EventsTopic); err != nil || n > 0 {
-		return 0, err // the bus is still bringing events: nothing is known lost
 	}
 	evs, err := store.PendingEvents(ctx, sweepLimit)
 	if err != nil {
@@ -46,7 +44,7 @@ func (e *engine) sweep(ctx context.Context) (int, error) {
 	if len(reqs) == 0 {
 		return 0, nil
 	}
-	e.r.Log.Warn("events the bus did not bring are fanned out from the outbox", "count", len(reqs),
+	e.r.Log.Warn("events the bus has not brought for a while are fanned out from the outbox", "count", len(reqs),
 		"oldest_event_id", reqs[0].item.Ref.EventID, "older_than", e.r.SweepAfter)
 	e.mu.Lock()
 	e.fanOuts = append(e.fanOuts, reqs...)

@@ -12,7 +12,7 @@ import (
 // TestSweepFansOutWhatTheBusLost: the relay group's messages are read and acked without a
 // fan-out (a message lost, or poisoned by a panic), so the bus brings the relay nothing; Run's
 // sweep fans the events out from the outbox once they are older than SweepAfter, and both are
-// delivered, in order. An event still on the bus is not swept.
+// delivered, in order.
 func TestSweepFansOutWhatTheBusLost(t *testing.T) {
 	f := newFixture(t, nil)
 	f.relay.Now = time.Now // the events keep the fixture's time: older than SweepAfter soon
