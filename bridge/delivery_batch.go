@@ -6,7 +6,8 @@ import (
 )
 
 // DeliveryBatch is the relay's group commit: attempts to record, events to fan out and
-// deliveries to claim, written in one transaction (DeliveryStore.Commit), in that order, so an
+// deliveries to claim (and claims given back), written in one transaction
+// (DeliveryStore.Commit), in that order, so an
 // attempt recorded frees the next delivery of its job for a claim of the same batch. Each
 // item carries its own result; Commit's error is for the batch as a whole (nothing written).
 type DeliveryBatch struct {
@@ -18,6 +19,11 @@ type DeliveryBatch struct {
 	FanOuts []FanOutItem
 	// Claims lease due deliveries, as Claim does, per endpoint.
 	Claims []ClaimItem
+	// Releases are claimed deliveries given back unattempted (a relay stopping with a queue):
+	// each one's lease ends at once, only while it is still under the claim this copy holds
+	// (LeaseUntil), so another claim can take it without waiting for the lease to run out.
+	// Written first, before the records.
+	Releases []Delivery
 }
 
 // RecordItem is one attempt of DeliveryBatch.Records.

@@ -17,6 +17,12 @@ import (
 func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		reset(b)
+		for _, d := range b.Releases {
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = 0 WHERE id = $1 AND lease_until = $2`,
+				d.ID, nanos(d.LeaseUntil)); err != nil {
+				return fmt.Errorf("release delivery %s: %w", d.ID, err)
+			}
+		}
 		for i := range b.Records {
 			r := &b.Records[i]
 			var err error

@@ -21,11 +21,12 @@ type engine struct {
 	interval time.Duration
 	wake     chan struct{}
 
-	mu      sync.Mutex
-	stopped bool // no more claims: the workers are gone
-	records []bridge.RecordItem
-	fanOuts []fanOutReq
-	lanes   map[string]*lane
+	mu       sync.Mutex
+	stopped  bool // no more claims: the workers are gone
+	records  []bridge.RecordItem
+	releases []bridge.Delivery // claimed and given back unattempted (a stop)
+	fanOuts  []fanOutReq
+	lanes    map[string]*lane
 }
 
 // lane is one endpoint's queue and its claim accounting.
@@ -84,6 +85,15 @@ func (e *engine) fanOut(ctx context.Context, ref bridge.EventRef, endpoints []st
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// giveBack hands a claimed delivery that was not attempted (or got no answer) to the final
+// commit, which ends its lease.
+func (e *engine) giveBack(l *lane, d bridge.Delivery) {
+	e.mu.Lock()
+	e.releases = append(e.releases, d)
+	l.held--
+	e.mu.Unlock()
 }
 
 // release gives back a lane's hold on a delivery that will not be recorded.
@@ -148,6 +158,10 @@ func (e *engine) work(ctx context.Context, l *lane) {
 		case <-ctx.Done():
 			return
 		case d := <-l.queue:
+			if ctx.Err() != nil { // both were ready: the stop wins, the delivery goes back
+				e.giveBack(l, d)
+				return
+			}
 			if d.LeaseUntil.Sub(e.r.now()) < min(l.ep.Timeout+time.Second, e.r.Lease/2) {
 				// Waited too long in the queue: its lease may end mid-attempt, and another
 				// claim could send it at the same time. Left to a new claim once it ends.
@@ -158,7 +172,10 @@ func (e *engine) work(ctx context.Context, l *lane) {
 			}
 			it, ok := e.r.attempt(ctx, &d)
 			if !ok {
-				continue // stopping: the lease runs out and the delivery is tried again
+				// Stopped before an answer: given back, so it is tried again at once after a
+				// restart (the receiver may have seen it: at least once).
+				e.giveBack(l, d)
+				continue
 			}
 			e.record(it)
 		}
@@ -173,6 +190,7 @@ func (e *engine) commit(ctx context.Context) bool {
 	b := bridge.DeliveryBatch{Now: e.r.now()}
 	e.mu.Lock()
 	b.Records, e.records = e.records, nil
+	b.Releases, e.releases = e.releases, nil
 	fanOuts := e.fanOuts
 	e.fanOuts = nil
 	for _, it := range b.Records {
@@ -197,7 +215,7 @@ func (e *engine) commit(ctx context.Context) bool {
 		}
 	}
 	e.mu.Unlock()
-	if len(b.Records)+len(b.FanOuts)+len(b.Claims) == 0 {
+	if len(b.Records)+len(b.FanOuts)+len(b.Claims)+len(b.Releases) == 0 {
 		return false
 	}
 	err := e.r.Store.Commit(ctx, &b)
@@ -208,6 +226,7 @@ func (e *engine) commit(ctx context.Context) bool {
 			e.r.Log.Error("relay: commit", "err", err)
 		}
 		e.records = append(b.Records, e.records...) // kept for the next batch
+		e.releases = append(b.Releases, e.releases...)
 		for _, it := range b.Records {
 			if l := e.lanes[it.Delivery.Endpoint]; l != nil {
 				l.held++
@@ -248,17 +267,24 @@ func (e *engine) commit(ctx context.Context) bool {
 }
 
 // final records, with a short grace (trying again while a commit fails), the attempts made
-// before the stop. The deliveries still queued keep their lease until it runs out.
+// before the stop, and gives back the deliveries still queued (their leases end at once, so a
+// restart or another replica sends them without waiting for the leases to run out).
 func (e *engine) final() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	e.mu.Lock()
 	e.stopped = true
+	for _, l := range e.lanes {
+		for len(l.queue) > 0 { // the workers are gone: what is queued goes back
+			e.releases = append(e.releases, <-l.queue)
+			l.held--
+		}
+	}
 	e.mu.Unlock()
 	for ctx.Err() == nil {
 		if !e.commit(ctx) {
 			e.mu.Lock()
-			left := len(e.records) + len(e.fanOuts)
+			left := len(e.records) + len(e.fanOuts) + len(e.releases)
 			e.mu.Unlock()
 			if left == 0 {
 				return

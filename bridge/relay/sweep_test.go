@@ -2,11 +2,13 @@ package relay_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
+	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // TestSweepFansOutWhatTheBusLost: the relay group's messages are read and acked without a
@@ -58,6 +60,55 @@ func (rx *receiver) types() []string {
 	var out []string
 	for _, m := range rx.received {
 		out = append(out, m["type"].(string))
+	}
+	return out
+}
+
+// TestStopGivesQueuedDeliveriesBack: Run stops while a slow endpoint's lane still holds
+// claimed deliveries; they are given back at once (not left leased for two minutes), so the
+// next claim finds them.
+func TestStopGivesQueuedDeliveriesBack(t *testing.T) {
+	f := newFixture(t, func(int, map[string]any) (int, string) { time.Sleep(300 * time.Millisecond); return 200, "" })
+	f.relay.PerEndpoint = 1
+	f.relay.Now = time.Now
+	added, err := f.store.AddRecordings(context.Background(), "inbox", manyRecordings(8), "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range added {
+		j := &added[i]
+		if err := f.store.Update(context.Background(), j, j.State, "", bridge.NewEvent(bridge.EventUploaded, j, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.relay.Run(ctx, 20*time.Millisecond) }()
+	waitFor(t, "every event fanned out and a first request", func() bool {
+		ds, _ := f.store.Deliveries(context.Background(), bridge.DeliveryFilter{Endpoint: "crm"})
+		f.rx.mu.Lock()
+		defer f.rx.mu.Unlock()
+		return len(ds) == len(added) && f.rx.calls > 0
+	})
+	stop()
+	<-done
+	left, err := f.store.Claim(context.Background(), "crm", time.Now(), time.Minute, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.rx.mu.Lock()
+	sent := f.rx.calls
+	f.rx.mu.Unlock()
+	if len(left)+sent < len(added) || len(left) == 0 {
+		t.Errorf("after the stop: %d sent, %d claimable again; want the %d not sent claimable at once", sent, len(left), len(added)-sent)
+	}
+}
+
+// manyRecordings returns n recordings named r0…r(n-1).
+func manyRecordings(n int) []connectors.Recording {
+	out := make([]connectors.Recording, n)
+	for i := range out {
+		out[i] = connectors.Recording{ItemID: "r" + strconv.Itoa(i), Version: "1", Name: "r.wav"}
 	}
 	return out
 }

@@ -14,6 +14,12 @@ import (
 // transaction (one fsync for the lot), in that order, with a few statements for many rows.
 func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for _, d := range b.Releases {
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = 0 WHERE id = ? AND lease_until = ?`,
+				d.ID, nanos(d.LeaseUntil)); err != nil {
+				return fmt.Errorf("release delivery %s: %w", d.ID, err)
+			}
+		}
 		for i := 0; i < len(b.Records); i += rowsPerStatement {
 			if err := recordAll(ctx, tx, b.Records[i:min(i+rowsPerStatement, len(b.Records))]); err != nil {
 				return err

@@ -12,6 +12,24 @@ import (
 // commitCases are DeliveryStore.Commit's: the relay's group commit of records, fan-outs and
 // claims in one transaction, in that order, each item with its own outcome.
 var commitCases = append([]testCase{
+	{"a release gives a claim back at once, unless claimed again since", func(t *testing.T, d *db) {
+		e := d.jobEvents(t, "a", 1)[0]
+		d.fanOut(t, e, t0, "crm")
+		first := d.claim(t, d.Stores, "crm", t0, time.Minute, 10)
+		if len(first) != 1 {
+			t.Fatalf("Claim(crm) = %s, want the one delivery", deliveryIDs(first))
+		}
+		d.commit(t, d.Stores, &bridge.DeliveryBatch{Now: t0, Releases: first})
+		again := d.claim(t, d.Stores, "crm", t0.Add(time.Second), time.Minute, 10)
+		if len(again) != 1 || again[0].ID != first[0].ID {
+			t.Fatalf("Claim(crm) after the release = %s, want %s back at once", deliveryIDs(again), first[0].ID)
+		}
+		// The first copy is stale now: giving it back leaves the second claim alone.
+		d.commit(t, d.Stores, &bridge.DeliveryBatch{Now: t0, Releases: first})
+		if got := d.claim(t, d.Stores, "crm", t0.Add(2*time.Second), time.Minute, 10); len(got) != 0 {
+			t.Errorf("Claim(crm) after a stale release = %s, want none: the second claim still holds it", deliveryIDs(got))
+		}
+	}},
 	{"records, fan-outs and claims, in that order", func(t *testing.T, d *db) {
 		a := d.jobEvents(t, "a", 2)
 		b := d.jobEvents(t, "b", 1)[0]
