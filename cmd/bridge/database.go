@@ -43,7 +43,9 @@ var _ database = sqliteDB{}
 func (d sqliteDB) events(group string) (relay.Subscriber, message.Publisher, error) {
 	cfg := bus.SubscriberConfig{ConsumerGroup: group, Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}
 	if group == relayGroup {
-		cfg.InFlight, cfg.PollInterval = relay.BusInFlight, relay.BusPollInterval
+		// A window of events at once, polled often; and a shorter lease, so a restarted
+		// bridge takes the events over within seconds of a crash (renewed every 5/3 s).
+		cfg.InFlight, cfg.PollInterval, cfg.Lease = relay.BusInFlight, relay.BusPollInterval, 5*time.Second
 	}
 	sub, pub, err := d.Bus(cfg, nil)
 	if err != nil {
