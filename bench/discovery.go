@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -112,12 +113,13 @@ func scanAndRescan(ctx context.Context, env Env, dir, typ string, src connectors
 	env.Logf("%s: first scan through the pipeline", typ)
 	perItem()
 	var n int
+	var scanErr error
 	s.peakRSS, err = peakRSS(func() {
 		start := time.Now()
-		n, err = p.Scan(ctx, typ)
+		n, scanErr = p.Scan(ctx, typ)
 		s.took = time.Since(start)
 	})
-	if err != nil {
+	if err = cmp.Or(scanErr, err); err != nil {
 		return scans{}, fmt.Errorf("bench discovery: %s: first scan: %w", typ, err)
 	}
 	if first := perItem(); n != want || first != 0 {

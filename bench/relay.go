@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -127,9 +128,9 @@ func (s *relaySetup) emit(ctx context.Context, j *bridge.Job, perJob int) error 
 // delivered, and returns deliveries per second from the relay's start to the last record's
 // commit, and the number of group commits.
 func drain(ctx context.Context, env Env, rx *receiver, jobs, perJob, inFlight int) (float64, int64, error) {
-	dir, err := mkdirTemp(env.Dir, "relay-")
+	dir, err := os.MkdirTemp(env.Dir, "relay-")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("scratch directory: %w", err)
 	}
 	s, err := newRelaySetup(ctx, dir, rx, jobs, inFlight)
 	if err != nil {

@@ -2,14 +2,14 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -81,20 +81,11 @@ func (rx *receiver) taken(skip ...string) []time.Duration {
 	defer rx.mu.Unlock()
 	var out []time.Duration
 	for p, l := range rx.lags {
-		if !contains(skip, p) {
+		if !slices.Contains(skip, p) {
 			out = append(out, l...)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (rx *receiver) close() {
@@ -138,7 +129,7 @@ func bareLoop(ctx context.Context, rx *receiver, n, perEndpoint int) (float64, e
 					}
 					if err != nil {
 						mu.Lock()
-						first = cmpOr(first, err)
+						first = cmp.Or(first, err)
 						mu.Unlock()
 						return
 					}
@@ -153,27 +144,16 @@ func bareLoop(ctx context.Context, rx *receiver, n, perEndpoint int) (float64, e
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+// percentile returns the p-th percentile (0–100) of ds in milliseconds; it sorts ds.
+func percentile(ds []time.Duration, p float64) float64 {
+	slices.Sort(ds)
+	return float64(quantile(ds, p/100).Microseconds()) / 1000
 }
 
-// percentile returns the p-th percentile (0–100) of ds in milliseconds (ds is sorted).
-func percentile(ds []time.Duration, p float64) float64 {
-	if len(ds) == 0 {
+// quantile returns quantile q (0–1) of sorted, nearest rank; 0 when it is empty.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	i := min(len(ds)-1, int(float64(len(ds))*p/100))
-	return float64(ds[i].Microseconds()) / 1000
-}
-
-func mkdirTemp(dir, pattern string) (string, error) {
-	d, err := os.MkdirTemp(dir, pattern)
-	if err != nil {
-		return "", fmt.Errorf("scratch directory: %w", err)
-	}
-	return d, nil
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"time"
 )
@@ -141,9 +142,9 @@ type pacedResult struct {
 // events/s) for d while the relay runs, and returns the lags of the healthy endpoints (all
 // but slow) after the first fifth of d (warm-up).
 func pacedRun(ctx context.Context, env Env, rx *receiver, rate float64, d time.Duration, slow ...string) (pacedResult, error) {
-	dir, err := mkdirTemp(env.Dir, "paced-")
+	dir, err := os.MkdirTemp(env.Dir, "paced-")
 	if err != nil {
-		return pacedResult{}, err
+		return pacedResult{}, fmt.Errorf("scratch directory: %w", err)
 	}
 	events := int(rate / relayEndpoints * d.Seconds())
 	s, err := newRelaySetup(ctx, dir, rx, max(events, 1), 64)

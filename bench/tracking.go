@@ -56,9 +56,9 @@ type TrackingStats struct {
 	Lags []time.Duration
 }
 
-// Lag returns quantile q (0.95) of the detection lags.
+// Lag returns quantile q (0.95) of the detection lags (0 when there are none).
 func (s *TrackingStats) Lag(q float64) time.Duration {
-	return s.Lags[min(len(s.Lags)-1, int(q*float64(len(s.Lags))))]
+	return quantile(s.Lags, q)
 }
 
 // MeasureTracking measures, with n transcriptions in flight, the requests of a tracking poll

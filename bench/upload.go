@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -12,9 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -176,16 +174,16 @@ func (sb *uploadSandbox) bridgeUpload(ctx context.Context, c *api.Client, path s
 	if err := sb.reset(ctx); err != nil {
 		return run, err
 	}
-	var err error
-	run.peak, err = uploadPeakRSS(func() error {
-		run.before, _ = uploadProcStatus("VmRSS")
+	var upErr error
+	peak, err := peakRSS(func() {
+		run.before, _ = procStatus("VmRSS")
 		start := time.Now()
-		_, err := c.Upload(ctx, api.UploadParams{Filename: filepath.Base(path), Size: size,
+		_, upErr = c.Upload(ctx, api.UploadParams{Filename: filepath.Base(path), Size: size,
 			Open: func() (io.ReadCloser, error) { return os.Open(path) }})
 		run.secs = time.Since(start).Seconds()
-		return err
 	})
-	if err != nil {
+	run.peak = peak
+	if err = cmp.Or(upErr, err); err != nil {
 		return run, fmt.Errorf("bench upload: bridge: %w", err)
 	}
 	return run, nil
@@ -220,56 +218,4 @@ func (sb *uploadSandbox) curlUpload(ctx context.Context, curl, path string, size
 		return 0, fmt.Errorf("bench upload: curl: HTTP %d after %.3f s for %d bytes", code, secs, size)
 	}
 	return secs, nil
-}
-
-// uploadPeakRSS runs fn and returns the peak resident set size of this process while it ran. It
-// resets the kernel's high-water mark (clear_refs 5) and reads VmHWM; where clear_refs is not
-// writable it samples VmRSS every 5 ms instead.
-func uploadPeakRSS(fn func() error) (uint64, error) {
-	runtime.GC()
-	debug.FreeOSMemory()
-	if os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil {
-		if err := fn(); err != nil {
-			return 0, err
-		}
-		return uploadProcStatus("VmHWM")
-	}
-	var peak uint64 // written by the sampler only, until stopped closes
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for t := time.NewTicker(5 * time.Millisecond); ; {
-			if v, err := uploadProcStatus("VmRSS"); err == nil {
-				peak = max(peak, v)
-			}
-			select {
-			case <-done:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	err := fn()
-	close(done)
-	<-stopped
-	return peak, err
-}
-
-// uploadProcStatus reads one kB field of /proc/self/status, in bytes.
-func uploadProcStatus(field string) (uint64, error) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, fmt.Errorf("read memory: %w", err)
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("read memory: %s: %w", field, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("read memory: no %s in /proc/self/status", field)
 }

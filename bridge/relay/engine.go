@@ -2,7 +2,6 @@ package relay
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -87,18 +86,12 @@ func (e *engine) fanOut(ctx context.Context, ref bridge.EventRef, endpoints []st
 	}
 }
 
-// giveBack hands a claimed delivery that was not attempted (or got no answer) to the final
-// commit, which ends its lease.
+// giveBack hands a claimed delivery that will not be attempted now (stale in the queue, or
+// the relay stopping) or that got no answer to the next commit, which ends its lease, so a
+// claim can take it again at once.
 func (e *engine) giveBack(l *lane, d bridge.Delivery) {
 	e.mu.Lock()
 	e.releases = append(e.releases, d)
-	l.held--
-	e.mu.Unlock()
-}
-
-// release gives back a lane's hold on a delivery that will not be recorded.
-func (e *engine) release(l *lane) {
-	e.mu.Lock()
 	l.held--
 	l.dirty = true
 	e.mu.Unlock()
@@ -164,10 +157,10 @@ func (e *engine) work(ctx context.Context, l *lane) {
 			}
 			if d.LeaseUntil.Sub(e.r.now()) < min(l.ep.Timeout+time.Second, e.r.Lease/2) {
 				// Waited too long in the queue: its lease may end mid-attempt, and another
-				// claim could send it at the same time. Left to a new claim once it ends.
-				// (A lease shorter than the timeout is the configuration's choice: half of
-				// it is then enough.)
-				e.release(l)
+				// claim could send it at the same time. Given back for a fresh claim. (A
+				// lease shorter than the timeout is the configuration's choice: half of it
+				// is then enough.)
+				e.giveBack(l, d)
 				continue
 			}
 			it, ok := e.r.attempt(ctx, &d)
@@ -220,35 +213,43 @@ func (e *engine) commit(ctx context.Context) bool {
 	}
 	err := e.r.Store.Commit(ctx, &b)
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if err != nil {
+		e.putBack(&b, fanOuts, err)
+		e.mu.Unlock()
 		if ctx.Err() == nil {
 			e.r.Log.Error("relay: commit", "err", err)
 		}
-		e.records = append(b.Records, e.records...) // kept for the next batch
-		e.releases = append(b.Releases, e.releases...)
-		for _, it := range b.Records {
-			if l := e.lanes[it.Delivery.Endpoint]; l != nil {
-				l.held++
-			}
-		}
-		for _, c := range b.Claims {
-			e.lanes[c.Endpoint].dirty = true
-		}
-		for _, f := range fanOuts {
-			f.done <- err // the bus hands the message out again
-		}
-		e.mu.Unlock()
 		time.Sleep(100 * time.Millisecond) // a store down or busy: no spinning
-		e.mu.Lock()
 		return false
 	}
+	e.apply(&b, fanOuts)
+	e.mu.Unlock()
+	return true
+}
+
+// putBack keeps a failed batch's records and releases for the next one, asks its claims again
+// and answers its fan-outs with err (the bus hands those messages out again). e.mu is held.
+func (e *engine) putBack(b *bridge.DeliveryBatch, fanOuts []fanOutReq, err error) {
+	e.records = append(b.Records, e.records...)
+	e.releases = append(b.Releases, e.releases...)
 	for _, it := range b.Records {
-		if errors.Is(it.Err, bridge.ErrConflict) {
-			e.r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(it.Delivery, "err", it.Err)...)
-		} else if it.Err != nil {
-			e.r.Log.Error("relay: record", deliveryAttrs(it.Delivery, "err", it.Err)...)
+		if l := e.lanes[it.Delivery.Endpoint]; l != nil {
+			l.held++
 		}
+	}
+	for _, c := range b.Claims {
+		e.lanes[c.Endpoint].dirty = true
+	}
+	for _, f := range fanOuts {
+		f.done <- err
+	}
+}
+
+// apply hands a committed batch's outcomes out: records' failures logged, fan-outs answered,
+// claimed deliveries queued in their lanes. e.mu is held.
+func (e *engine) apply(b *bridge.DeliveryBatch, fanOuts []fanOutReq) {
+	if err := e.r.recorded(b.Records); err != nil {
+		e.r.Log.Error("relay: record", "err", err)
 	}
 	for i, f := range fanOuts {
 		f.done <- b.FanOuts[i].Err
@@ -263,7 +264,6 @@ func (e *engine) commit(ctx context.Context) bool {
 			l.dirty = true // more may be due
 		}
 	}
-	return true
 }
 
 // final records, with a short grace (trying again while a commit fails), the attempts made

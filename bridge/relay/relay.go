@@ -147,16 +147,23 @@ func (r *Relay) Deliver(ctx context.Context) (int, error) {
 	if err := r.Store.Commit(context.WithoutCancel(ctx), &rb); err != nil {
 		return total, err
 	}
-	for _, it := range rb.Records {
-		if errors.Is(it.Err, bridge.ErrConflict) {
-			// This relay was paused past its lease and another claimed the delivery: the
-			// attempt is kept in its history, the other claim decides its state.
+	return total, r.recorded(rb.Records)
+}
+
+// recorded logs the attempts of items whose delivery a newer claim took over (ErrConflict:
+// this relay was paused past its lease; the attempt is kept in the history, the other claim
+// decides the state) and returns the first other failure (an unknown delivery), or nil.
+func (r *Relay) recorded(items []bridge.RecordItem) error {
+	var first error
+	for _, it := range items {
+		switch {
+		case errors.Is(it.Err, bridge.ErrConflict):
 			r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(it.Delivery, "err", it.Err)...)
-		} else if it.Err != nil {
-			return total, it.Err
+		case it.Err != nil && first == nil:
+			first = it.Err
 		}
 	}
-	return total, nil
+	return first
 }
 
 // attempt makes one try of d and returns it with d's new state, for the store to record; ok

@@ -45,7 +45,8 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 	return nil
 }
 
-// rowsPerStatement bounds a multi-row statement (9 parameters a row, well under SQLite's limit).
+// rowsPerStatement bounds a multi-row statement (at most 8 parameters a row: well under
+// SQLite's limit on parameters).
 const rowsPerStatement = 200
 
 // recordAll is record for many items in two statements: one UPDATE … FROM (VALUES …) writes
@@ -109,6 +110,11 @@ func recordAll(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) error
 
 // placeholders returns rows groups of cols "?" each: "(?,?),(?,?)".
 func placeholders(rows, cols int) string {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	row := "(" + marks(cols) + ")"
 	return strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
+}
+
+// marks returns n "?" separated by commas, for an IN list: "?,?,?".
+func marks(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }

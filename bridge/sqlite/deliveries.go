@@ -59,7 +59,7 @@ func fanOutAll(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now t
 		args = append(args, items[i].Ref.EventID)
 	}
 	rows, err := tx.QueryContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?)
-		WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(items)), ",")+`) RETURNING id`, args...)
+		WHERE id IN (`+marks(len(items))+`) RETURNING id`, args...)
 	if err != nil {
 		return fmt.Errorf("fan out %d events: %w", len(items), err)
 	}
@@ -165,7 +165,7 @@ func claim(ctx context.Context, tx *sql.Tx, endpoint string, now time.Time, leas
 		args = append(args, out[i].ID)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = ? WHERE id IN (`+
-		strings.TrimSuffix(strings.Repeat("?,", len(out)), ",")+`)`, args...); err != nil {
+		marks(len(out))+`)`, args...); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -177,7 +177,7 @@ func (s *Store) Abandon(ctx context.Context, known []string, now time.Time) (int
 		WHERE status = 'pending'`
 	args := []any{now.UnixNano()}
 	if len(known) > 0 {
-		q += " AND endpoint NOT IN (" + strings.TrimSuffix(strings.Repeat("?,", len(known)), ",") + ")"
+		q += " AND endpoint NOT IN (" + marks(len(known)) + ")"
 		for _, k := range known {
 			args = append(args, k)
 		}
@@ -274,7 +274,7 @@ func (s *Store) Delivery(ctx context.Context, id string) (*bridge.Delivery, []br
 func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilter, now time.Time) (int, error) {
 	where, args := deliveryWhere(f)
 	if len(ids) > 0 {
-		where += " AND id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
+		where += " AND id IN (" + marks(len(ids)) + ")"
 		for _, id := range ids {
 			args = append(args, id)
 		}

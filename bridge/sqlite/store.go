@@ -247,7 +247,7 @@ func (s *Store) Jobs(ctx context.Context, f bridge.JobFilter) ([]bridge.Job, err
 	var where []string
 	var args []any
 	if len(f.States) > 0 {
-		where = append(where, "state IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.States)), ",")+")")
+		where = append(where, "state IN ("+marks(len(f.States))+")")
 		for _, st := range f.States {
 			args = append(args, st)
 		}
