@@ -146,7 +146,7 @@ func drain(ctx context.Context, env Env, rx *receiver, jobs, perJob, inFlight in
 	s.counted.want = n
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	go func() { done <- s.relay.Run(rctx, time.Second) }()
 	select {
 	case <-s.counted.done:
@@ -163,7 +163,8 @@ func drain(ctx context.Context, env Env, rx *receiver, jobs, perJob, inFlight in
 		return 0, 0, fmt.Errorf("relay: %d of %d deliveries recorded after 10 minutes", s.counted.delivered.Load(), n)
 	}
 	took := time.Since(start)
-	env.Logf("bench relay: %d commits, %.1f s in Commit of %.1f s", s.counted.batches.Load(), time.Duration(s.counted.busy.Load()).Seconds(), took.Seconds())
+	env.Logf("bench relay: %d commits, %.1f s in Commit of %.1f s; %s", s.counted.batches.Load(), time.Duration(s.counted.busy.Load()).Seconds(),
+		took.Seconds(), perItem(cpuTime()-cpu, took, int(n), "delivery"))
 	cancel()
 	<-done
 	return float64(n) / took.Seconds(), s.counted.batches.Load(), nil

@@ -38,11 +38,12 @@ func Relay(ctx context.Context, env Env) (*Report, error) {
 		return nil, fmt.Errorf("bench relay: %w", err)
 	}
 	env.Logf("bench relay: %.0f deliveries/s in %d group commits", tp, batches)
+	start, cpu := time.Now(), cpuTime()
 	bare, err := bareLoop(ctx, rx, n, 4)
 	if err != nil {
 		return nil, fmt.Errorf("bench relay: %w", err)
 	}
-	env.Logf("bench relay: bare loop %.0f POSTs/s", bare)
+	env.Logf("bench relay: bare loop %.0f POSTs/s; %s", bare, perItem(cpuTime()-cpu, time.Since(start), n, "POST"))
 	rep := &Report{Results: []Result{
 		Goal{MinRatio: Ref(0.5), MinValue: Ref(10000)}.Figure("relay_throughput", tp, "deliveries/s", Ref(bare), "bare net/http POST loop"),
 	}}

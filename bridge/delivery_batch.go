@@ -19,10 +19,10 @@ type DeliveryBatch struct {
 	FanOuts []FanOutItem
 	// Claims lease due deliveries, as Claim does, per endpoint.
 	Claims []ClaimItem
-	// Releases are claimed deliveries given back unattempted (a relay stopping with a queue):
-	// each one's lease ends at once, only while it is still under the claim this copy holds
-	// (LeaseUntil), so another claim can take it without waiting for the lease to run out.
-	// Written first, before the records.
+	// Releases are claimed deliveries given back unattempted (a relay stopping with a queue,
+	// the rest of a chain whose delivery failed): each one's lease ends at once, only while it
+	// is still under the claim this copy holds (LeaseUntil), so another claim can take it
+	// without waiting for the lease to run out. Written first, before the records.
 	Releases []Delivery
 }
 
@@ -47,12 +47,24 @@ type FanOutItem struct {
 }
 
 // ClaimItem is one endpoint's claim of DeliveryBatch.Claims.
+//
+// A claim takes first the deliveries the batch's own fan-outs create for its endpoint, leased
+// as they are written (no second write, no search), then due deliveries as Claim does. A new
+// delivery is leased at once only where Claim would take it: its endpoint not paused, no earlier
+// event of its job still to fan out, no earlier delivery of its job pending at its endpoint,
+// except earlier ones of the same claim. Several deliveries of one job in Claimed are therefore
+// a chain, in event order: each is to be sent only once the one before it was delivered, and
+// the rest given back (Releases) if it was not.
 type ClaimItem struct {
 	// Endpoint is whose deliveries to claim; Limit at most how many; Lease for how long.
 	Endpoint string
 	Limit    int
 	Lease    time.Duration
-	// Claimed is set by Commit: the deliveries leased, with LeaseUntil set.
+	// FanOutsOnly takes only the deliveries the batch's fan-outs create: no search for older
+	// due ones (a lane with room for new work but no reason to look for more).
+	FanOutsOnly bool
+	// Claimed is set by Commit: the deliveries leased, with LeaseUntil set; those of one job in
+	// event order.
 	Claimed []Delivery
 }
 

@@ -3,14 +3,14 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
 // Commit implements bridge.DeliveryStore: records, fan-outs and claims of b in one transaction,
-// in that order. An item's outcome (a record's ErrConflict or ErrDeliveryNotFound, a fan-out's
+// in that order; a claim takes the new deliveries it may first, leased as they are written
+// (fanOutAll). An item's outcome (a record's ErrConflict or ErrDeliveryNotFound, a fan-out's
 // ErrUnknownEvent) is found without a failed statement, which would abort the transaction.
 // s.tx runs the lot again on a deadlock or serialization failure: each run sets every item's
 // result afresh, so none is left from a run rolled back.
@@ -18,8 +18,8 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		reset(b)
 		for _, d := range b.Releases {
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = 0 WHERE id = $1 AND lease_until = $2`,
-				d.ID, nanos(d.LeaseUntil)); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = 0, next_attempt_at = LEAST(next_attempt_at, $3)
+				WHERE id = $1 AND lease_until = $2`, d.ID, nanos(d.LeaseUntil), b.Now.UnixNano()); err != nil {
 				return fmt.Errorf("release delivery %s: %w", d.ID, err)
 			}
 		}
@@ -30,21 +30,19 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 				return err
 			}
 		}
-		for i := range b.FanOuts {
-			f := &b.FanOuts[i]
-			err := fanOut(ctx, tx, f.Ref, f.Endpoints, b.Now)
-			if errors.Is(err, bridge.ErrUnknownEvent) {
-				f.Err = err // nothing of it was written: the UPDATE changed no row
-			} else if err != nil {
-				return err
-			}
+		if err := fanOutAll(ctx, tx, b.FanOuts, b.Now, b.Claims); err != nil {
+			return err
 		}
 		for i := range b.Claims {
 			c := &b.Claims[i]
-			var err error
-			if c.Claimed, err = claim(ctx, tx, c.Endpoint, b.Now, c.Lease, c.Limit); err != nil {
+			if c.FanOutsOnly || len(c.Claimed) >= c.Limit {
+				continue
+			}
+			more, err := claim(ctx, tx, c.Endpoint, b.Now, c.Lease, c.Limit-len(c.Claimed))
+			if err != nil {
 				return fmt.Errorf("claim deliveries of %q: %w", c.Endpoint, err)
 			}
+			c.Claimed = append(c.Claimed, more...)
 		}
 		return nil
 	})

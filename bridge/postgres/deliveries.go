@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
@@ -37,39 +35,13 @@ func scanDelivery(row scanner) (bridge.Delivery, error) {
 	return d, nil
 }
 
-// FanOut implements bridge.DeliveryStore. Marking the event handed on locks its outbox row, so
-// concurrent fan-outs of one event (a redelivered message on another replica) run one after the
-// other, and the second inserts nothing (ON CONFLICT DO NOTHING on event and endpoint).
+// FanOut implements bridge.DeliveryStore (fanOutAll).
 func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return fanOut(ctx, tx, ref, endpoints, now) })
-}
-
-// fanOut is FanOut inside tx. An unknown event is an UPDATE of no row, not a failed statement:
-// the transaction goes on (Commit), with nothing of the event written.
-func fanOut(ctx context.Context, tx *sql.Tx, ref bridge.EventRef, endpoints []string, now time.Time) error {
-	res, err := tx.ExecContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`, now.UnixNano(), ref.EventID)
-	if err != nil {
-		return fmt.Errorf("fan out event %d: %w", ref.EventID, err)
+	items := []bridge.FanOutItem{{Ref: ref, Endpoints: endpoints}}
+	if err := s.tx(ctx, func(tx *sql.Tx) error { return fanOutAll(ctx, tx, items, now, nil) }); err != nil {
+		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("fan out event %d: %w", ref.EventID, bridge.ErrUnknownEvent)
-	}
-	for _, ep := range endpoints {
-		// The webhook-id is fixed here, once: a delivery that already exists (a redelivered
-		// message) keeps its own, and retries and replays reuse the stored one.
-		webhookID, err := bridge.NewWebhookID()
-		if err != nil {
-			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
-			data, event_at, status, next_attempt_at, created_at, updated_at)
-			SELECT $1, id, $2, $3, type, job_id, transcription_id, '', created_at, $4, $5, $5, $5 FROM outbox WHERE id = $6
-			ON CONFLICT (event_id, endpoint) DO NOTHING`, uuid.Must(uuid.NewV7()).String(), ep, webhookID,
-			bridge.DeliveryPending, now.UnixNano(), ref.EventID); err != nil {
-			return fmt.Errorf("fan out event %d to %s: %w", ref.EventID, ep, err)
-		}
-	}
-	return nil
+	return items[0].Err
 }
 
 // Claim implements bridge.DeliveryStore: SELECT … FOR UPDATE SKIP LOCKED picks the due

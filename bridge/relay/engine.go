@@ -28,10 +28,12 @@ type engine struct {
 	lanes    map[string]*lane
 }
 
-// lane is one endpoint's queue and its claim accounting.
+// lane is one endpoint's queue and its claim accounting. The queue holds chains: one
+// delivery, or several of one job in event order, leased together as their events were
+// fanned out (bridge.ClaimItem), sent one after another by one worker.
 type lane struct {
 	ep    *Endpoint
-	queue chan bridge.Delivery
+	queue chan []bridge.Delivery
 	// held counts deliveries claimed and not yet recorded (queued, in flight or awaiting the
 	// committer); capacity bounds it.
 	held, capacity int
@@ -58,7 +60,7 @@ func newEngine(r *Relay, interval time.Duration) *engine {
 		// lease would run out before its answer (a slow endpoint backs its queue up) is not
 		// sent: it goes back to the store when its lease ends (work).
 		c := LaneRounds * r.PerEndpoint
-		e.lanes[ep.Name] = &lane{ep: ep, queue: make(chan bridge.Delivery, c), capacity: c, dirty: true}
+		e.lanes[ep.Name] = &lane{ep: ep, queue: make(chan []bridge.Delivery, c), capacity: c, dirty: true}
 	}
 	return e
 }
@@ -86,13 +88,16 @@ func (e *engine) fanOut(ctx context.Context, ref bridge.EventRef, endpoints []st
 	}
 }
 
-// giveBack hands a claimed delivery that will not be attempted now (stale in the queue, or
-// the relay stopping) or that got no answer to the next commit, which ends its lease, so a
-// claim can take it again at once.
-func (e *engine) giveBack(l *lane, d bridge.Delivery) {
+// giveBack hands claimed deliveries that will not be attempted now (stale in the queue, the
+// relay stopping, the rest of a chain whose delivery failed) or that got no answer to the next
+// commit, which ends their leases, so a claim can take them again at once.
+func (e *engine) giveBack(l *lane, ds ...bridge.Delivery) {
+	if len(ds) == 0 {
+		return
+	}
 	e.mu.Lock()
-	e.releases = append(e.releases, d)
-	l.held--
+	e.releases = append(e.releases, ds...)
+	l.held -= len(ds)
 	l.dirty = true
 	e.mu.Unlock()
 	e.signal()
@@ -144,33 +149,45 @@ func (e *engine) run(ctx context.Context) {
 	}
 }
 
-// work sends the deliveries of one lane, one at a time, until ctx ends.
+// work sends the chains of one lane, one delivery at a time, until ctx ends.
 func (e *engine) work(ctx context.Context, l *lane) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case d := <-l.queue:
-			if ctx.Err() != nil { // both were ready: the stop wins, the delivery goes back
-				e.giveBack(l, d)
+		case chain := <-l.queue:
+			if ctx.Err() != nil { // both were ready: the stop wins, the chain goes back
+				e.giveBack(l, chain...)
 				return
 			}
-			if d.LeaseUntil.Sub(e.r.now()) < min(l.ep.Timeout+time.Second, e.r.Lease/2) {
-				// Waited too long in the queue: its lease may end mid-attempt, and another
-				// claim could send it at the same time. Given back for a fresh claim. (A
-				// lease shorter than the timeout is the configuration's choice: half of it
-				// is then enough.)
-				e.giveBack(l, d)
-				continue
-			}
-			it, ok := e.r.attempt(ctx, &d)
-			if !ok {
-				// Stopped before an answer: given back, so it is tried again at once after a
-				// restart (the receiver may have seen it: at least once).
-				e.giveBack(l, d)
-				continue
-			}
-			e.record(it)
+			e.send(ctx, l, chain)
+		}
+	}
+}
+
+// send attempts a chain's deliveries in order, each once the one before it was delivered;
+// what is left when one is not goes back (its job's order: a claim takes them when due).
+func (e *engine) send(ctx context.Context, l *lane, chain []bridge.Delivery) {
+	for i := range chain {
+		d := chain[i]
+		if d.LeaseUntil.Sub(e.r.now()) < min(l.ep.Timeout+time.Second, e.r.Lease/2) || ctx.Err() != nil {
+			// Waited too long in the queue: its lease may end mid-attempt, and another claim
+			// could send it at the same time. Given back for a fresh claim. (A lease shorter
+			// than the timeout is the configuration's choice: half of it is then enough.)
+			e.giveBack(l, chain[i:]...)
+			return
+		}
+		it, ok := e.r.attempt(ctx, &d)
+		if !ok {
+			// Stopped before an answer: given back, so it is tried again at once after a
+			// restart (the receiver may have seen it: at least once).
+			e.giveBack(l, chain[i:]...)
+			return
+		}
+		e.record(it)
+		if d.Status != bridge.DeliveryDelivered {
+			e.giveBack(l, chain[i+1:]...)
+			return
 		}
 	}
 }
@@ -192,19 +209,27 @@ func (e *engine) commit(ctx context.Context) bool {
 			l.dirty = true
 		}
 	}
+	fanned := map[string]bool{}
 	for _, f := range fanOuts {
 		b.FanOuts = append(b.FanOuts, f.item)
 		for _, name := range f.item.Endpoints {
 			if l := e.lanes[name]; l != nil {
 				l.dirty = true
+				fanned[name] = true
 			}
 		}
 	}
 	for name, l := range e.lanes {
-		// A claim once half the lane is free (or the lane is idle): fewer, larger claims.
-		if room := l.capacity - l.held; l.dirty && (2*room >= l.capacity || l.held == 0) && !e.stopped {
+		room := l.capacity - l.held
+		switch {
+		case e.stopped || room <= 0:
+		case l.dirty && (2*room >= l.capacity || l.held == 0):
+			// A search once half the lane is free (or the lane is idle): fewer, larger claims.
 			b.Claims = append(b.Claims, bridge.ClaimItem{Endpoint: name, Limit: room, Lease: e.r.Lease})
 			l.dirty = false
+		case fanned[name]:
+			// Room for the batch's new deliveries, taken as they are written: no search.
+			b.Claims = append(b.Claims, bridge.ClaimItem{Endpoint: name, Limit: room, Lease: e.r.Lease, FanOutsOnly: true})
 		}
 	}
 	e.mu.Unlock()
@@ -257,10 +282,10 @@ func (e *engine) apply(b *bridge.DeliveryBatch, fanOuts []fanOutReq) {
 	for _, c := range b.Claims {
 		l := e.lanes[c.Endpoint]
 		l.held += len(c.Claimed)
-		for _, d := range c.Claimed {
-			l.queue <- d // room was counted: never blocks
+		for _, chain := range chains(c.Claimed) {
+			l.queue <- chain // room was counted: never blocks
 		}
-		if len(c.Claimed) == c.Limit {
+		if len(c.Claimed) == c.Limit && !c.FanOutsOnly {
 			l.dirty = true // more may be due
 		}
 	}
@@ -276,8 +301,9 @@ func (e *engine) final() {
 	e.stopped = true
 	for _, l := range e.lanes {
 		for len(l.queue) > 0 { // the workers are gone: what is queued goes back
-			e.releases = append(e.releases, <-l.queue)
-			l.held--
+			chain := <-l.queue
+			e.releases = append(e.releases, chain...)
+			l.held -= len(chain)
 		}
 	}
 	e.mu.Unlock()
@@ -292,4 +318,20 @@ func (e *engine) final() {
 			// The commit failed (and paused): try again within the grace.
 		}
 	}
+}
+
+// chains groups claimed deliveries by job, in the order their jobs first appear; a job's
+// deliveries keep their order (the event order bridge.ClaimItem gives them).
+func chains(claimed []bridge.Delivery) [][]bridge.Delivery {
+	var out [][]bridge.Delivery
+	at := map[string]int{}
+	for _, d := range claimed {
+		if i, ok := at[d.JobID]; ok {
+			out[i] = append(out[i], d)
+			continue
+		}
+		at[d.JobID] = len(out)
+		out = append(out, []bridge.Delivery{d})
+	}
+	return out
 }

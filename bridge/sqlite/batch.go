@@ -11,12 +11,13 @@ import (
 )
 
 // Commit implements bridge.DeliveryStore: records, fan-outs and claims of b in one
-// transaction (one fsync for the lot), in that order, with a few statements for many rows.
+// transaction (one fsync for the lot), in that order, with a few statements for many rows. A
+// claim takes the new deliveries it may first, leased as they are written (fanOutAll).
 func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		for _, d := range b.Releases {
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = 0 WHERE id = ? AND lease_until = ?`,
-				d.ID, nanos(d.LeaseUntil)); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = 0, next_attempt_at = MIN(next_attempt_at, ?)
+				WHERE id = ? AND lease_until = ?`, b.Now.UnixNano(), d.ID, nanos(d.LeaseUntil)); err != nil {
 				return fmt.Errorf("release delivery %s: %w", d.ID, err)
 			}
 		}
@@ -25,17 +26,24 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 				return err
 			}
 		}
+		for i := range b.Claims {
+			b.Claims[i].Claimed = nil
+		}
 		for i := 0; i < len(b.FanOuts); i += rowsPerStatement {
-			if err := fanOutAll(ctx, tx, b.FanOuts[i:min(i+rowsPerStatement, len(b.FanOuts))], b.Now); err != nil {
+			if err := fanOutAll(ctx, tx, b.FanOuts[i:min(i+rowsPerStatement, len(b.FanOuts))], b.Now, b.Claims); err != nil {
 				return err
 			}
 		}
 		for i := range b.Claims {
 			c := &b.Claims[i]
-			var err error
-			if c.Claimed, err = claim(ctx, tx, c.Endpoint, b.Now, c.Lease, c.Limit); err != nil {
+			if c.FanOutsOnly || len(c.Claimed) >= c.Limit {
+				continue
+			}
+			more, err := claim(ctx, tx, c.Endpoint, b.Now, c.Lease, c.Limit-len(c.Claimed))
+			if err != nil {
 				return fmt.Errorf("claim deliveries of %q: %w", c.Endpoint, err)
 			}
+			c.Claimed = append(c.Claimed, more...)
 		}
 		return nil
 	})

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
@@ -39,79 +37,10 @@ func scanDelivery(row interface{ Scan(...any) error }) (*bridge.Delivery, error)
 // FanOut implements bridge.DeliveryStore.
 func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error {
 	items := []bridge.FanOutItem{{Ref: ref, Endpoints: endpoints}}
-	if err := s.tx(ctx, func(tx *sql.Tx) error { return fanOutAll(ctx, tx, items, now) }); err != nil {
+	if err := s.tx(ctx, func(tx *sql.Tx) error { return fanOutAll(ctx, tx, items, now, nil) }); err != nil {
 		return err
 	}
 	return items[0].Err
-}
-
-// fanOutAll is FanOut for many events in a few statements: one UPDATE marks the events handed
-// on and says which exist (ErrUnknownEvent for the others), one INSERT per rowsPerStatement
-// deliveries creates them. The webhook-id is fixed here, once: a delivery that already exists
-// (a redelivered message) keeps its own, and retries and replays reuse the stored one.
-func fanOutAll(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now time.Time) error {
-	if len(items) == 0 {
-		return nil
-	}
-	args := []any{now.UnixNano()}
-	for i := range items {
-		items[i].Err = nil
-		args = append(args, items[i].Ref.EventID)
-	}
-	rows, err := tx.QueryContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?)
-		WHERE id IN (`+marks(len(items))+`) RETURNING id`, args...)
-	if err != nil {
-		return fmt.Errorf("fan out %d events: %w", len(items), err)
-	}
-	known := make(map[int64]bool, len(items))
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("fan out %d events: %w", len(items), err)
-		}
-		known[id] = true
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return fmt.Errorf("fan out %d events: %w", len(items), err)
-	}
-	var vals []any
-	flush := func() error {
-		if len(vals) == 0 {
-			return nil
-		}
-		args := append([]any{bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano()}, vals...) // the SELECT's, then VALUES'
-		_, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
-			data, event_at, status, next_attempt_at, created_at, updated_at)
-			SELECT v.column1, o.id, v.column2, v.column3, o.type, o.job_id, o.transcription_id, '', o.created_at, ?, ?, ?, ?
-			FROM (VALUES `+placeholders(len(vals)/4, 4)+`) v JOIN outbox o ON o.id = v.column4 WHERE true
-			ON CONFLICT (event_id, endpoint) DO NOTHING`, args...)
-		vals = vals[:0]
-		return err
-	}
-	for i := range items {
-		f := &items[i]
-		if !known[f.Ref.EventID] {
-			f.Err = fmt.Errorf("fan out event %d: %w", f.Ref.EventID, bridge.ErrUnknownEvent)
-			continue
-		}
-		for _, ep := range f.Endpoints {
-			webhookID, err := bridge.NewWebhookID()
-			if err != nil {
-				return fmt.Errorf("fan out event %d to %s: %w", f.Ref.EventID, ep, err)
-			}
-			vals = append(vals, uuid.Must(uuid.NewV7()).String(), ep, webhookID, f.Ref.EventID)
-			if len(vals) == 4*rowsPerStatement {
-				if err := flush(); err != nil {
-					return fmt.Errorf("fan out %d events: %w", len(items), err)
-				}
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return fmt.Errorf("fan out %d events: %w", len(items), err)
-	}
-	return nil
 }
 
 // Claim implements bridge.DeliveryStore.

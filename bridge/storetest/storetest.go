@@ -93,6 +93,7 @@ var methods = []struct {
 	{"Claim", claimCases},
 	{"Record", recordCases},
 	{"Commit", commitCases},
+	{"CommitFanOutLease", fanOutLeaseCases},
 	{"Deliveries", deliveriesCases},
 	{"Delivery", deliveryCases},
 	{"Replay", replayCases},
