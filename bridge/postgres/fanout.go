@@ -27,7 +27,11 @@ func fanOutAll(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now t
 	if err != nil {
 		return fmt.Errorf("fan out %d events: %w", len(items), err)
 	}
-	var rows []bridge.Delivery
+	n := 0
+	for _, f := range items {
+		n += len(f.Endpoints)
+	}
+	rows := make([]bridge.Delivery, 0, n)
 	for i := range items {
 		f := &items[i]
 		ev, ok := events[f.Ref.EventID]

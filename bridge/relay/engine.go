@@ -26,6 +26,7 @@ type engine struct {
 	releases []bridge.Delivery // claimed and given back unattempted (a stop)
 	fanOuts  []fanOutReq
 	lanes    map[string]*lane
+	since    time.Time // when the batch being gathered began (pace.go)
 }
 
 // lane is one endpoint's queue and its claim accounting. The queue holds chains: one
@@ -40,6 +41,8 @@ type lane struct {
 	// dirty means a claim may find something (a fan-out to it, a record freeing a job's next
 	// delivery) before the next timed look.
 	dirty bool
+	// waiting counts the gathered items of the lane: its records and releases, fan-outs to it.
+	waiting int
 }
 
 // fanOutReq is one bus message waiting for its fan-out to commit.
@@ -51,7 +54,7 @@ type fanOutReq struct {
 // LaneRounds is how many rounds of PerEndpoint deliveries a lane claims ahead: a lane holds at
 // most LaneRounds × PerEndpoint deliveries claimed and not yet recorded (what a crash may send
 // again).
-const LaneRounds = 16
+const LaneRounds = 32
 
 func newEngine(r *Relay, interval time.Duration) *engine {
 	e := &engine{r: r, interval: interval, wake: make(chan struct{}, 1), lanes: map[string]*lane{}}
@@ -77,6 +80,9 @@ func (e *engine) signal() {
 func (e *engine) fanOut(ctx context.Context, ref bridge.EventRef, endpoints []string) error {
 	req := fanOutReq{item: bridge.FanOutItem{Ref: ref, Endpoints: endpoints}, done: make(chan error, 1)}
 	e.mu.Lock()
+	for _, name := range endpoints {
+		e.gather(e.lanes[name])
+	}
 	e.fanOuts = append(e.fanOuts, req)
 	e.mu.Unlock()
 	e.signal()
@@ -96,6 +102,7 @@ func (e *engine) giveBack(l *lane, ds ...bridge.Delivery) {
 		return
 	}
 	e.mu.Lock()
+	e.gather(l)
 	e.releases = append(e.releases, ds...)
 	l.held -= len(ds)
 	l.dirty = true
@@ -106,6 +113,7 @@ func (e *engine) giveBack(l *lane, ds ...bridge.Delivery) {
 // record hands an attempt's outcome to the committer.
 func (e *engine) record(it bridge.RecordItem) {
 	e.mu.Lock()
+	e.gather(e.lanes[it.Delivery.Endpoint])
 	e.records = append(e.records, it)
 	e.mu.Unlock()
 	e.signal()
@@ -142,9 +150,24 @@ func (e *engine) run(ctx context.Context) {
 			}
 			e.mu.Unlock()
 		}
-		// Group commit: while a transaction runs, the next batch gathers. (A pause to let it
-		// grow does not pay: the cost is per row, not per commit.)
-		for ctx.Err() == nil && e.commit(ctx) {
+		// Group commit: while a transaction runs, the next batch gathers; while the lanes are
+		// busy, it may wait a little longer to grow (hold).
+		for ctx.Err() == nil {
+			if d := e.hold(); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-e.wake:
+					t.Stop()
+					continue
+				case <-ctx.Done():
+					t.Stop()
+					continue
+				}
+			}
+			if !e.commit(ctx) {
+				break
+			}
 		}
 	}
 }
@@ -220,6 +243,7 @@ func (e *engine) commit(ctx context.Context) bool {
 		}
 	}
 	for name, l := range e.lanes {
+		l.waiting = 0
 		room := l.capacity - l.held
 		switch {
 		case e.stopped || room <= 0:
@@ -323,15 +347,23 @@ func (e *engine) final() {
 // chains groups claimed deliveries by job, in the order their jobs first appear; a job's
 // deliveries keep their order (the event order bridge.ClaimItem gives them).
 func chains(claimed []bridge.Delivery) [][]bridge.Delivery {
-	var out [][]bridge.Delivery
-	at := map[string]int{}
+	n := make(map[string]int, len(claimed))
 	for _, d := range claimed {
-		if i, ok := at[d.JobID]; ok {
-			out[i] = append(out[i], d)
+		n[d.JobID]++
+	}
+	out := make([][]bridge.Delivery, 0, len(n))
+	at := map[string]int{}
+	for i, d := range claimed {
+		if n[d.JobID] == 1 {
+			out = append(out, claimed[i:i+1:i+1]) // alone: a slice of claimed, nothing copied
+			continue
+		}
+		if j, ok := at[d.JobID]; ok {
+			out[j] = append(out[j], d)
 			continue
 		}
 		at[d.JobID] = len(out)
-		out = append(out, []bridge.Delivery{d})
+		out = append(out, append(make([]bridge.Delivery, 0, n[d.JobID]), d))
 	}
 	return out
 }

@@ -237,13 +237,18 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 // retried (with the time of the retry), ERROR when the delivery is given up (a dead letter).
 func (r *Relay) logAttempt(ctx context.Context, d *bridge.Delivery, res Result, a bridge.Attempt) {
 	level := slog.LevelInfo
-	attrs := deliveryAttrs(d, "type", d.Type, "attempt", d.Attempts, "status", res.Status, "outcome", d.Status)
 	switch d.Status {
 	case bridge.DeliveryPending:
 		level = slog.LevelWarn
-		attrs = append(attrs, "retry_at", d.NextAttemptAt)
 	case bridge.DeliveryDead:
 		level = slog.LevelError
+	}
+	if !r.Log.Enabled(ctx, level) {
+		return // no line: none of its attributes built
+	}
+	attrs := deliveryAttrs(d, "type", d.Type, "attempt", d.Attempts, "status", res.Status, "outcome", d.Status)
+	if d.Status == bridge.DeliveryPending {
+		attrs = append(attrs, "retry_at", d.NextAttemptAt)
 	}
 	if a.Error != "" {
 		attrs = append(attrs, "error", a.Error)

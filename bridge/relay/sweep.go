@@ -47,6 +47,7 @@ func (e *engine) sweep(ctx context.Context) (int, error) {
 	e.r.Log.Warn("events the bus has not brought for a while are fanned out from the outbox", "count", len(reqs),
 		"oldest_event_id", reqs[0].item.Ref.EventID, "older_than", e.r.SweepAfter)
 	e.mu.Lock()
+	e.gather()
 	e.fanOuts = append(e.fanOuts, reqs...)
 	e.mu.Unlock()
 	e.signal()
