@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// DeliveryBatch is the relay's group commit: attempts to record, events to fan out and
-// deliveries to claim (and claims given back), written in one transaction
-// (DeliveryStore.Commit), in that order, so an
-// attempt recorded frees the next delivery of its job for a claim of the same batch. Each
-// item carries its own result; Commit's error is for the batch as a whole (nothing written).
+// DeliveryBatch is the relay's group commit: claims given back, attempts to record, deliveries
+// to claim and events to fan out, written in one transaction (DeliveryStore.Commit), in that
+// order, so an attempt recorded frees the next delivery of its job for a claim of the same
+// batch. Each item carries its own result; Commit's error is for the batch as a whole (nothing
+// written).
 type DeliveryBatch struct {
 	// Now is the time of the batch: fan-outs' creation time, claims' "due by" and lease start.
 	Now time.Time
@@ -48,20 +48,23 @@ type FanOutItem struct {
 
 // ClaimItem is one endpoint's claim of DeliveryBatch.Claims.
 //
-// A claim takes first the deliveries the batch's own fan-outs create for its endpoint, leased
-// as they are written (no second write, no search), then due deliveries as Claim does. A new
+// A claim first takes due deliveries as Claim does (older work first: the batch's own events
+// count as not yet fanned out), then, in the room left, the deliveries the batch's own fan-outs
+// create for its endpoint, leased as they are written (no second write, no search). A new
 // delivery is leased at once only where Claim would take it: its endpoint not paused, no earlier
 // event of its job still to fan out, no earlier delivery of its job pending at its endpoint,
-// except earlier ones of the same claim. Several deliveries of one job in Claimed are therefore
-// a chain, in event order: each is to be sent only once the one before it was delivered, and
-// the rest given back (Releases) if it was not.
+// except earlier ones leased with it (a store may lease less: SQLite looks 200 events at a
+// time). Several deliveries of one job in Claimed are therefore a chain, in event order: each
+// is to be sent once the one before it was delivered (its answer received, its record perhaps
+// not yet committed: a crash then may send both again, in order), and the rest given back
+// (Releases) if it was not.
 type ClaimItem struct {
 	// Endpoint is whose deliveries to claim; Limit at most how many; Lease for how long.
 	Endpoint string
 	Limit    int
 	Lease    time.Duration
 	// FanOutsOnly takes only the deliveries the batch's fan-outs create: no search for older
-	// due ones (a lane with room for new work but no reason to look for more).
+	// due ones (a lane with room for new work and no backlog to look for).
 	FanOutsOnly bool
 	// Claimed is set by Commit: the deliveries leased, with LeaseUntil set; those of one job in
 	// event order.

@@ -2,8 +2,11 @@ package bridge
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // FanOutOrder is what a store knows, inside a batch's transaction, of the order that new
@@ -89,4 +92,39 @@ func AddLeased(claims []ClaimItem, rows []Delivery, picked []int, written map[st
 			c.Claimed = append(c.Claimed, d)
 		}
 	}
+}
+
+// NewDeliveries returns the deliveries of items' events to their endpoints, not yet written:
+// each with a fresh id (UUIDv7, so index entries land together) and webhook-id, and its event's
+// fields from events (by event id: what the store's outbox returned, pending, due now). An item
+// whose event events lacks gets ErrUnknownEvent (its Err) and no delivery. It fails only when
+// the system's random source does.
+func NewDeliveries(items []FanOutItem, events map[int64]Delivery) ([]Delivery, error) {
+	n := 0
+	for _, f := range items {
+		n += len(f.Endpoints)
+	}
+	rows := make([]Delivery, 0, n)
+	for i := range items {
+		f := &items[i]
+		ev, ok := events[f.Ref.EventID]
+		if !ok {
+			f.Err = fmt.Errorf("fan out event %d: %w", f.Ref.EventID, ErrUnknownEvent)
+			continue
+		}
+		for _, ep := range f.Endpoints {
+			webhookID, err := NewWebhookID()
+			if err != nil {
+				return nil, fmt.Errorf("fan out event %d to %s: %w", f.Ref.EventID, ep, err)
+			}
+			id, err := uuid.NewV7()
+			if err != nil {
+				return nil, fmt.Errorf("fan out event %d to %s: %w", f.Ref.EventID, ep, err)
+			}
+			d := ev
+			d.ID, d.Endpoint, d.WebhookID = id.String(), ep, webhookID
+			rows = append(rows, d)
+		}
+	}
+	return rows, nil
 }

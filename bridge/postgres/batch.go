@@ -8,10 +8,11 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
-// Commit implements bridge.DeliveryStore: records, fan-outs and claims of b in one transaction,
-// in that order; a claim takes the new deliveries it may first, leased as they are written
-// (fanOutAll). An item's outcome (a record's ErrConflict or ErrDeliveryNotFound, a fan-out's
-// ErrUnknownEvent) is found without a failed statement, which would abort the transaction.
+// Commit implements bridge.DeliveryStore: releases, records, claims' searches and fan-outs of b
+// in one transaction, in that order; a claim's room left after its search takes the batch's new
+// deliveries, leased as they are written (fanOutAll). An item's outcome (a record's ErrConflict
+// or ErrDeliveryNotFound, a fan-out's ErrUnknownEvent) is found without a failed statement,
+// which would abort the transaction.
 // s.tx runs the lot again on a deadlock or serialization failure: each run sets every item's
 // result afresh, so none is left from a run rolled back.
 func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
@@ -30,19 +31,21 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 				return err
 			}
 		}
-		if err := fanOutAll(ctx, tx, b.FanOuts, b.Now, b.Claims); err != nil {
-			return err
-		}
+		// The searches first: older work before the new (the batch's own events still count
+		// as not fanned out, so their jobs' later deliveries wait), then the fan-outs, whose
+		// new deliveries fill the room left.
 		for i := range b.Claims {
 			c := &b.Claims[i]
-			if c.FanOutsOnly || len(c.Claimed) >= c.Limit {
+			if c.FanOutsOnly {
 				continue
 			}
-			more, err := claim(ctx, tx, c.Endpoint, b.Now, c.Lease, c.Limit-len(c.Claimed))
-			if err != nil {
+			var err error
+			if c.Claimed, err = claim(ctx, tx, c.Endpoint, b.Now, c.Lease, c.Limit); err != nil {
 				return fmt.Errorf("claim deliveries of %q: %w", c.Endpoint, err)
 			}
-			c.Claimed = append(c.Claimed, more...)
+		}
+		if err := fanOutAll(ctx, tx, b.FanOuts, b.Now, b.Claims); err != nil {
+			return err
 		}
 		return nil
 	})

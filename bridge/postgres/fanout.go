@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
@@ -27,30 +25,9 @@ func fanOutAll(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now t
 	if err != nil {
 		return fmt.Errorf("fan out %d events: %w", len(items), err)
 	}
-	n := 0
-	for _, f := range items {
-		n += len(f.Endpoints)
-	}
-	rows := make([]bridge.Delivery, 0, n)
-	for i := range items {
-		f := &items[i]
-		ev, ok := events[f.Ref.EventID]
-		if !ok {
-			f.Err = fmt.Errorf("fan out event %d: %w", f.Ref.EventID, bridge.ErrUnknownEvent)
-			continue
-		}
-		for _, ep := range f.Endpoints {
-			webhookID, err := bridge.NewWebhookID()
-			if err != nil {
-				return fmt.Errorf("fan out event %d to %s: %w", f.Ref.EventID, ep, err)
-			}
-			d := ev
-			d.ID, d.Endpoint, d.WebhookID = uuid.Must(uuid.NewV7()).String(), ep, webhookID
-			rows = append(rows, d)
-		}
-	}
-	if len(rows) == 0 {
-		return nil
+	rows, err := bridge.NewDeliveries(items, events)
+	if err != nil || len(rows) == 0 {
+		return err
 	}
 	var picked []int
 	if len(claims) > 0 {

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
@@ -23,7 +24,7 @@ type engine struct {
 	mu       sync.Mutex
 	stopped  bool // no more claims: the workers are gone
 	records  []bridge.RecordItem
-	releases []bridge.Delivery // claimed and given back unattempted (a stop)
+	releases []bridge.Delivery // claimed and given back unattempted (stale, the rest of a chain, a stop)
 	fanOuts  []fanOutReq
 	lanes    map[string]*lane
 	since    time.Time // when the batch being gathered began (pace.go)
@@ -35,14 +36,16 @@ type engine struct {
 type lane struct {
 	ep    *Endpoint
 	queue chan []bridge.Delivery
-	// held counts deliveries claimed and not yet recorded (queued, in flight or awaiting the
-	// committer); capacity bounds it.
+	// held counts deliveries claimed and not yet recorded or given back (queued, in flight or
+	// awaiting the committer); capacity bounds it.
 	held, capacity int
 	// dirty means a claim may find something (a fan-out to it, a record freeing a job's next
 	// delivery) before the next timed look.
 	dirty bool
 	// waiting counts the gathered items of the lane: its records and releases, fan-outs to it.
 	waiting int
+	// queued counts the deliveries in queue (its chains' lengths).
+	queued atomic.Int64
 }
 
 // fanOutReq is one bus message waiting for its fan-out to commit.
@@ -179,6 +182,7 @@ func (e *engine) work(ctx context.Context, l *lane) {
 		case <-ctx.Done():
 			return
 		case chain := <-l.queue:
+			l.queued.Add(-int64(len(chain)))
 			if ctx.Err() != nil { // both were ready: the stop wins, the chain goes back
 				e.giveBack(l, chain...)
 				return
@@ -232,14 +236,11 @@ func (e *engine) commit(ctx context.Context) bool {
 			l.dirty = true
 		}
 	}
-	fanned := map[string]bool{}
+	fanned := map[string]int{} // new deliveries per lane
 	for _, f := range fanOuts {
 		b.FanOuts = append(b.FanOuts, f.item)
 		for _, name := range f.item.Endpoints {
-			if l := e.lanes[name]; l != nil {
-				l.dirty = true
-				fanned[name] = true
-			}
+			fanned[name]++
 		}
 	}
 	for name, l := range e.lanes {
@@ -247,13 +248,19 @@ func (e *engine) commit(ctx context.Context) bool {
 		room := l.capacity - l.held
 		switch {
 		case e.stopped || room <= 0:
+			l.dirty = l.dirty || fanned[name] > 0 // its new deliveries wait for a search
 		case l.dirty && (2*room >= l.capacity || l.held == 0):
-			// A search once half the lane is free (or the lane is idle): fewer, larger claims.
+			// A search once half the lane is free (or the lane is idle): fewer, larger claims,
+			// older work first, the new deliveries in the room left.
 			b.Claims = append(b.Claims, bridge.ClaimItem{Endpoint: name, Limit: room, Lease: e.r.Lease})
 			l.dirty = false
-		case fanned[name]:
-			// Room for the batch's new deliveries, taken as they are written: no search.
+		case fanned[name] > 0 && !l.dirty:
+			// Nothing known to wait (a backlog makes the lane dirty): the batch's new
+			// deliveries, taken as they are written, no search.
 			b.Claims = append(b.Claims, bridge.ClaimItem{Endpoint: name, Limit: room, Lease: e.r.Lease, FanOutsOnly: true})
+		case fanned[name] > 0:
+			// A backlog and less than half the lane free: its new deliveries wait for the
+			// search, after the older work.
 		}
 	}
 	e.mu.Unlock()
@@ -271,7 +278,7 @@ func (e *engine) commit(ctx context.Context) bool {
 		time.Sleep(100 * time.Millisecond) // a store down or busy: no spinning
 		return false
 	}
-	e.apply(&b, fanOuts)
+	e.apply(&b, fanOuts, fanned)
 	e.mu.Unlock()
 	return true
 }
@@ -295,22 +302,34 @@ func (e *engine) putBack(b *bridge.DeliveryBatch, fanOuts []fanOutReq, err error
 }
 
 // apply hands a committed batch's outcomes out: records' failures logged, fan-outs answered,
-// claimed deliveries queued in their lanes. e.mu is held.
-func (e *engine) apply(b *bridge.DeliveryBatch, fanOuts []fanOutReq) {
+// claimed deliveries queued in their lanes; a lane whose new deliveries (fanned, per lane) were
+// not all leased has work for a search. e.mu is held.
+func (e *engine) apply(b *bridge.DeliveryBatch, fanOuts []fanOutReq, fanned map[string]int) {
 	if err := e.r.recorded(b.Records); err != nil {
 		e.r.Log.Error("relay: record", "err", err)
 	}
 	for i, f := range fanOuts {
 		f.done <- b.FanOuts[i].Err
 	}
+	events := make(map[int64]bool, len(b.FanOuts))
+	for _, f := range b.FanOuts {
+		events[f.Ref.EventID] = true
+	}
 	for _, c := range b.Claims {
 		l := e.lanes[c.Endpoint]
 		l.held += len(c.Claimed)
+		l.queued.Add(int64(len(c.Claimed)))
+		fresh := 0
+		for _, d := range c.Claimed {
+			if events[d.EventID] {
+				fresh++
+			}
+		}
 		for _, chain := range chains(c.Claimed) {
 			l.queue <- chain // room was counted: never blocks
 		}
-		if len(c.Claimed) == c.Limit && !c.FanOutsOnly {
-			l.dirty = true // more may be due
+		if (len(c.Claimed) == c.Limit && !c.FanOutsOnly) || fresh < fanned[c.Endpoint] {
+			l.dirty = true // more may be due, or new deliveries wait for a search
 		}
 	}
 }
@@ -326,6 +345,7 @@ func (e *engine) final() {
 	for _, l := range e.lanes {
 		for len(l.queue) > 0 { // the workers are gone: what is queued goes back
 			chain := <-l.queue
+			l.queued.Add(-int64(len(chain)))
 			e.releases = append(e.releases, chain...)
 			l.held -= len(chain)
 		}

@@ -29,7 +29,7 @@ func (e *engine) gather(ls ...*lane) {
 }
 
 // hold says how long the committer may let the gathered work wait for more: 0 to commit now.
-// A lane runs low when less than a quarter of its capacity is queued; it calls for a commit
+// A lane runs low when less than a quarter of its capacity (deliveries) is queued; it calls for a commit
 // only when the batch holds work of its own (its records free its room, its fan-outs feed it)
 // or it has deliveries to claim.
 func (e *engine) hold() time.Duration {
@@ -40,7 +40,7 @@ func (e *engine) hold() time.Duration {
 		return 0
 	}
 	for _, l := range e.lanes {
-		if (l.waiting > 0 || l.dirty) && 4*len(l.queue) < l.capacity {
+		if (l.waiting > 0 || l.dirty) && 4*l.queued.Load() < int64(l.capacity) {
 			return 0
 		}
 	}

@@ -10,9 +10,10 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
-// Commit implements bridge.DeliveryStore: records, fan-outs and claims of b in one
-// transaction (one fsync for the lot), in that order, with a few statements for many rows. A
-// claim takes the new deliveries it may first, leased as they are written (fanOutAll).
+// Commit implements bridge.DeliveryStore: releases, records, claims' searches and fan-outs of
+// b in one transaction (one fsync for the lot), in that order, with a few statements for many
+// rows; a claim's room left after its search takes the batch's new deliveries, leased as they
+// are written (fanOutAll).
 func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		for _, d := range b.Releases {
@@ -26,24 +27,24 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 				return err
 			}
 		}
+		// The searches first: older work before the new (the batch's own events still count
+		// as not fanned out, so their jobs' later deliveries wait), then the fan-outs, whose
+		// new deliveries fill the room left.
 		for i := range b.Claims {
-			b.Claims[i].Claimed = nil
+			c := &b.Claims[i]
+			c.Claimed = nil
+			if c.FanOutsOnly {
+				continue
+			}
+			var err error
+			if c.Claimed, err = claim(ctx, tx, c.Endpoint, b.Now, c.Lease, c.Limit); err != nil {
+				return fmt.Errorf("claim deliveries of %q: %w", c.Endpoint, err)
+			}
 		}
 		for i := 0; i < len(b.FanOuts); i += rowsPerStatement {
 			if err := fanOutAll(ctx, tx, b.FanOuts[i:min(i+rowsPerStatement, len(b.FanOuts))], b.Now, b.Claims); err != nil {
 				return err
 			}
-		}
-		for i := range b.Claims {
-			c := &b.Claims[i]
-			if c.FanOutsOnly || len(c.Claimed) >= c.Limit {
-				continue
-			}
-			more, err := claim(ctx, tx, c.Endpoint, b.Now, c.Lease, c.Limit-len(c.Claimed))
-			if err != nil {
-				return fmt.Errorf("claim deliveries of %q: %w", c.Endpoint, err)
-			}
-			c.Claimed = append(c.Claimed, more...)
 		}
 		return nil
 	})

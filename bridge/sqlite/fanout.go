@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
@@ -26,27 +24,9 @@ func fanOutAll(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now t
 	if err != nil {
 		return fmt.Errorf("fan out %d events: %w", len(items), err)
 	}
-	n := 0
-	for _, f := range items {
-		n += len(f.Endpoints)
-	}
-	rows := make([]bridge.Delivery, 0, n)
-	for i := range items {
-		f := &items[i]
-		ev, ok := events[f.Ref.EventID]
-		if !ok {
-			f.Err = fmt.Errorf("fan out event %d: %w", f.Ref.EventID, bridge.ErrUnknownEvent)
-			continue
-		}
-		for _, ep := range f.Endpoints {
-			webhookID, err := bridge.NewWebhookID()
-			if err != nil {
-				return fmt.Errorf("fan out event %d to %s: %w", f.Ref.EventID, ep, err)
-			}
-			d := *ev
-			d.ID, d.Endpoint, d.WebhookID = uuid.Must(uuid.NewV7()).String(), ep, webhookID
-			rows = append(rows, d)
-		}
+	rows, err := bridge.NewDeliveries(items, events)
+	if err != nil {
+		return err
 	}
 	var picked []int
 	if len(claims) > 0 && len(rows) > 0 {
@@ -68,7 +48,7 @@ func fanOutAll(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now t
 
 // markFanned marks items' events handed on and returns those the outbox has, each as a
 // delivery to copy (its event's fields set, pending, due now).
-func markFanned(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now time.Time) (map[int64]*bridge.Delivery, error) {
+func markFanned(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now time.Time) (map[int64]bridge.Delivery, error) {
 	args := []any{now.UnixNano()}
 	for i := range items {
 		items[i].Err = nil
@@ -79,7 +59,7 @@ func markFanned(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now 
 	if err != nil {
 		return nil, err
 	}
-	events := make(map[int64]*bridge.Delivery, len(items))
+	events := make(map[int64]bridge.Delivery, len(items))
 	for rows.Next() {
 		d := bridge.Delivery{Status: bridge.DeliveryPending, NextAttemptAt: now.UTC(), CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 		var data string
@@ -89,7 +69,7 @@ func markFanned(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now 
 			return nil, err
 		}
 		d.Data, d.EventAt = []byte(data), fromNanos(at)
-		events[d.EventID] = &d
+		events[d.EventID] = d
 	}
 	return events, errors.Join(rows.Err(), rows.Close())
 }

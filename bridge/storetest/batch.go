@@ -91,13 +91,13 @@ var commitCases = append([]testCase{
 		if len(ofC) != 2 || ofC[0].Endpoint != "crm" || ofC[1].Endpoint != "erp" || !ofC[0].CreatedAt.Equal(now) || ofC[0].WebhookID == "" {
 			t.Errorf("Commit: deliveries of the event fanned out = %s, want crm and erp, created %v", deliveryIDs(ofC), now)
 		}
-		// c's delivery, fanned out by the batch, is leased as it is written; a's second event
-		// was waiting behind its first, recorded delivered in the same batch: the claim's
-		// search, last, finds it.
-		want := []int64{c.ID, a[1].ID}
+		// a's second event was waiting behind its first, recorded delivered in the same batch:
+		// the claim's search finds it; c's delivery, fanned out by the batch, is leased as it
+		// is written, in the room left.
+		want := []int64{a[1].ID, c.ID}
 		got := batch.Claims[0].Claimed
 		if len(got) != len(want) || got[0].EventID != want[0] || got[1].EventID != want[1] {
-			t.Fatalf("Commit: claimed %v, want %v (the new one, then job a's second event)", deliveryIDs(got), want)
+			t.Fatalf("Commit: claimed %v, want %v (job a's second event, then the new one)", deliveryIDs(got), want)
 		}
 		for _, dl := range got {
 			if dl.Endpoint != "crm" || !dl.LeaseUntil.Equal(now.Add(time.Minute)) {
