@@ -258,7 +258,9 @@ func TestStoreCopyContinuesOnPostgres(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		jobs, err := store.Jobs(context.Background(), bridge.JobFilter{})
-		if err == nil && len(jobs) == 5 && rx.complete(jobs) && allDone(jobs) {
+		// The receiver's acceptance is not the end: the bridge must also have read the answer
+		// and recorded it, or a stop at that moment gives the delivery back, pending.
+		if err == nil && len(jobs) == 5 && rx.complete(jobs) && allDone(jobs) && allDelivered(store) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -267,6 +269,20 @@ func TestStoreCopyContinuesOnPostgres(t *testing.T) {
 	cmd.Wait()
 	checkAfterCopy(t, store, instance, rx)
 	checkUploadedOnce(t, sb.URL, []string{"early-1.wav", "early-2.wav", "mid-1.wav", "mid-2.wav", "late.wav"})
+}
+
+// allDelivered reports whether s records every delivery delivered.
+func allDelivered(s bridge.Store) bool {
+	ds, err := s.Deliveries(context.Background(), bridge.DeliveryFilter{})
+	if err != nil {
+		return false
+	}
+	for _, d := range ds {
+		if d.Status != bridge.DeliveryDelivered {
+			return false
+		}
+	}
+	return true
 }
 
 // allDone reports whether every job is done.
