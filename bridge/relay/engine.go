@@ -39,8 +39,9 @@ type lane struct {
 	// held counts deliveries claimed and not yet recorded or given back (queued, in flight or
 	// awaiting the committer); capacity bounds it.
 	held, capacity int
-	// dirty means a claim may find something (a fan-out to it, a record freeing a job's next
-	// delivery) before the next timed look.
+	// dirty means a search may find something (new deliveries not leased as they were
+	// written, a record freeing a job's next delivery, a delivery given back, a claim that
+	// filled its limit) before the next timed look; a dirty lane gets no fan-outs-only claim.
 	dirty bool
 	// waiting counts the gathered items of the lane: its records and releases, fan-outs to it.
 	waiting int
