@@ -10,7 +10,7 @@ import (
 
 // Commit implements bridge.DeliveryStore: releases, records, claims' searches and fan-outs of b
 // in one transaction, in that order; a claim's room left after its search takes the batch's new
-// deliveries, leased as they are written (fanOutAll). An item's outcome (a record's ErrConflict
+// deliveries, leased as they are written (bridge.FanOutAll). An item's outcome (a record's ErrConflict
 // or ErrDeliveryNotFound, a fan-out's ErrUnknownEvent) is found without a failed statement,
 // which would abort the transaction.
 // s.tx runs the lot again on a deadlock or serialization failure: each run sets every item's
@@ -44,7 +44,7 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 				return fmt.Errorf("claim deliveries of %q: %w", c.Endpoint, err)
 			}
 		}
-		if err := fanOutAll(ctx, tx, b.FanOuts, b.Now, b.Claims); err != nil {
+		if err := bridge.FanOutAll(ctx, fanOutTx{tx}, b.FanOuts, b.Now, b.Claims); err != nil {
 			return err
 		}
 		return nil

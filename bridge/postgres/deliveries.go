@@ -35,10 +35,10 @@ func scanDelivery(row scanner) (bridge.Delivery, error) {
 	return d, nil
 }
 
-// FanOut implements bridge.DeliveryStore (fanOutAll).
+// FanOut implements bridge.DeliveryStore (bridge.FanOutAll).
 func (s *Store) FanOut(ctx context.Context, ref bridge.EventRef, endpoints []string, now time.Time) error {
 	items := []bridge.FanOutItem{{Ref: ref, Endpoints: endpoints}}
-	if err := s.tx(ctx, func(tx *sql.Tx) error { return fanOutAll(ctx, tx, items, now, nil) }); err != nil {
+	if err := s.tx(ctx, func(tx *sql.Tx) error { return bridge.FanOutAll(ctx, fanOutTx{tx}, items, now, nil) }); err != nil {
 		return err
 	}
 	return items[0].Err

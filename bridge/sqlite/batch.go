@@ -13,7 +13,7 @@ import (
 // Commit implements bridge.DeliveryStore: releases, records, claims' searches and fan-outs of
 // b in one transaction (one fsync for the lot), in that order, with a few statements for many
 // rows; a claim's room left after its search takes the batch's new deliveries, leased as they
-// are written (fanOutAll).
+// are written (bridge.FanOutAll).
 func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		for _, d := range b.Releases {
@@ -42,7 +42,7 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 			}
 		}
 		for i := 0; i < len(b.FanOuts); i += rowsPerStatement {
-			if err := fanOutAll(ctx, tx, b.FanOuts[i:min(i+rowsPerStatement, len(b.FanOuts))], b.Now, b.Claims); err != nil {
+			if err := bridge.FanOutAll(ctx, fanOutTx{tx}, b.FanOuts[i:min(i+rowsPerStatement, len(b.FanOuts))], b.Now, b.Claims); err != nil {
 				return err
 			}
 		}

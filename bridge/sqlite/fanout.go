@@ -10,58 +10,25 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
-// fanOutAll is FanOut for many events in a few statements: one UPDATE marks the events handed
-// on and says which exist (ErrUnknownEvent for the others), one INSERT per rowsPerStatement
-// deliveries creates them. The webhook-id is fixed here, once: a delivery that already exists
-// (a redelivered message) keeps its own, and retries and replays reuse the stored one. The new
-// deliveries that claims can take at once (bridge.LeaseFanOuts) are written leased and added
-// to the claims' Claimed.
-func fanOutAll(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now time.Time, claims []bridge.ClaimItem) error {
-	if len(items) == 0 {
-		return nil
-	}
-	events, err := markFanned(ctx, tx, items, now)
-	if err != nil {
-		return fmt.Errorf("fan out %d events: %w", len(items), err)
-	}
-	rows, err := bridge.NewDeliveries(items, events)
-	if err != nil {
-		return err
-	}
-	var picked []int
-	if len(claims) > 0 && len(rows) > 0 {
-		order, err := fanOutOrder(ctx, tx, rows)
-		if err != nil {
-			return fmt.Errorf("fan out %d events: %w", len(items), err)
-		}
-		picked = bridge.LeaseFanOuts(rows, claims, order, now)
-	}
-	written := map[string]bool{}
-	for i := 0; i < len(rows); i += rowsPerStatement {
-		if err := insertDeliveries(ctx, tx, rows[i:min(i+rowsPerStatement, len(rows))], now, written); err != nil {
-			return fmt.Errorf("fan out %d events: %w", len(items), err)
-		}
-	}
-	bridge.AddLeased(claims, rows, picked, written)
-	return nil
-}
+// fanOutTx is bridge.FanOutTx on a SQLite transaction: a few statements for many rows.
+type fanOutTx struct{ tx *sql.Tx }
 
-// markFanned marks items' events handed on and returns those the outbox has, each as a
-// delivery to copy (its event's fields set, pending, due now).
-func markFanned(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now time.Time) (map[int64]bridge.Delivery, error) {
+var _ bridge.FanOutTx = fanOutTx{}
+
+// MarkFanned implements bridge.FanOutTx: one UPDATE … RETURNING.
+func (f fanOutTx) MarkFanned(ctx context.Context, ids []int64, now time.Time) (map[int64]bridge.Delivery, error) {
 	args := []any{now.UnixNano()}
-	for i := range items {
-		items[i].Err = nil
-		args = append(args, items[i].Ref.EventID)
+	for _, id := range ids {
+		args = append(args, id)
 	}
-	rows, err := tx.QueryContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?)
-		WHERE id IN (`+marks(len(items))+`) RETURNING id, type, job_id, transcription_id, data, created_at`, args...)
+	rows, err := f.tx.QueryContext(ctx, `UPDATE outbox SET delivered_at = COALESCE(delivered_at, ?)
+		WHERE id IN (`+marks(len(ids))+`) RETURNING id, type, job_id, transcription_id, data, created_at`, args...)
 	if err != nil {
 		return nil, err
 	}
-	events := make(map[int64]bridge.Delivery, len(items))
+	events := make(map[int64]bridge.Delivery, len(ids))
 	for rows.Next() {
-		d := bridge.Delivery{Status: bridge.DeliveryPending, NextAttemptAt: now.UTC(), CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+		var d bridge.Delivery
 		var data string
 		var at int64
 		if err := rows.Scan(&d.EventID, &d.Type, &d.JobID, &d.TranscriptionID, &data, &at); err != nil {
@@ -74,36 +41,42 @@ func markFanned(ctx context.Context, tx *sql.Tx, items []bridge.FanOutItem, now 
 	return events, errors.Join(rows.Err(), rows.Close())
 }
 
-// fanOutOrder reads what bridge.LeaseFanOuts needs of rows' jobs: their first events still to
-// fan out (after markFanned), their first pending deliveries per endpoint (before rows are
-// written) and the paused endpoints.
-func fanOutOrder(ctx context.Context, tx *sql.Tx, rows []bridge.Delivery) (bridge.FanOutOrder, error) {
+// FanOutOrder implements bridge.FanOutTx: a look per job in outbox_unfanned_job and in
+// deliveries_order (job_id, endpoint, event_id; pending only), and the endpoint_state table.
+func (f fanOutTx) FanOutOrder(ctx context.Context, jobs []string) (bridge.FanOutOrder, error) {
 	o := bridge.FanOutOrder{Unfanned: map[string]int64{}, Pending: map[bridge.JobEndpoint]int64{}, Paused: map[string]bool{}}
-	var jobs []any
-	seen := map[string]bool{}
-	for _, d := range rows {
-		if !seen[d.JobID] {
-			seen[d.JobID] = true
-			jobs = append(jobs, d.JobID)
-		}
+	args := make([]any, len(jobs))
+	for i, j := range jobs {
+		args[i] = j
 	}
-	err := scanAll(ctx, tx, `SELECT job_id, '', MIN(id) FROM outbox WHERE delivered_at IS NULL AND job_id IN (`+marks(len(jobs))+`)
-		GROUP BY job_id`, jobs, func(job, _ string, id int64) { o.Unfanned[job] = id })
+	err := scanAll(ctx, f.tx, `SELECT job_id, '', MIN(id) FROM outbox WHERE delivered_at IS NULL AND job_id IN (`+marks(len(jobs))+`)
+		GROUP BY job_id`, args, func(job, _ string, id int64) { o.Unfanned[job] = id })
 	if err != nil {
 		return o, fmt.Errorf("read events still to fan out: %w", err)
 	}
-	// deliveries_order (job_id, endpoint, event_id), pending only: a look per job.
-	err = scanAll(ctx, tx, `SELECT job_id, endpoint, MIN(event_id) FROM deliveries
-		WHERE status = 'pending' AND job_id IN (`+marks(len(jobs))+`) GROUP BY job_id, endpoint`, jobs,
+	err = scanAll(ctx, f.tx, `SELECT job_id, endpoint, MIN(event_id) FROM deliveries
+		WHERE status = 'pending' AND job_id IN (`+marks(len(jobs))+`) GROUP BY job_id, endpoint`, args,
 		func(job, ep string, id int64) { o.Pending[bridge.JobEndpoint{Job: job, Endpoint: ep}] = id })
 	if err != nil {
 		return o, fmt.Errorf("read pending deliveries: %w", err)
 	}
-	err = scanAll(ctx, tx, `SELECT name, '', 0 FROM endpoint_state`, nil, func(name, _ string, _ int64) { o.Paused[name] = true })
+	err = scanAll(ctx, f.tx, `SELECT name, '', 0 FROM endpoint_state`, nil, func(name, _ string, _ int64) { o.Paused[name] = true })
 	if err != nil {
 		return o, fmt.Errorf("read paused endpoints: %w", err)
 	}
 	return o, nil
+}
+
+// InsertDeliveries implements bridge.FanOutTx: one INSERT … SELECT … RETURNING per
+// rowsPerStatement rows.
+func (f fanOutTx) InsertDeliveries(ctx context.Context, rows []bridge.Delivery, now time.Time) (map[string]bool, error) {
+	written := make(map[string]bool, len(rows))
+	for i := 0; i < len(rows); i += rowsPerStatement {
+		if err := insertDeliveries(ctx, f.tx, rows[i:min(i+rowsPerStatement, len(rows))], now, written); err != nil {
+			return nil, err
+		}
+	}
+	return written, nil
 }
 
 // scanAll runs q and hands each row's (text, text, integer) to fn.
@@ -124,9 +97,8 @@ func scanAll(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(a, b
 	return errors.Join(rows.Err(), rows.Close())
 }
 
-// insertDeliveries writes rows (a leased one with its lease, due when the lease ends: claims do
-// not look at it before) and adds the ids it wrote to
-// written: a delivery of the same event and endpoint that already exists is kept as it is.
+// insertDeliveries writes rows (a leased one due when its lease ends: claims do not look at it
+// before) and adds the ids it wrote to written.
 func insertDeliveries(ctx context.Context, tx *sql.Tx, rows []bridge.Delivery, now time.Time, written map[string]bool) error {
 	args := make([]any, 0, 4+5*len(rows))
 	args = append(args, bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano()) // the SELECT's, then VALUES'
