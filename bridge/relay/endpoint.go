@@ -6,6 +6,7 @@ package relay
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -75,6 +76,10 @@ type EndpointConfig struct {
 type Endpoint struct {
 	EndpointConfig
 	filter, transform *gojq.Code
+	// target is URL parsed and header the headers every POST carries (staticHeader), made
+	// once by NewEndpoint.
+	target *url.URL
+	header http.Header
 }
 
 // DefaultTimeout bounds one attempt when an endpoint sets no timeout.
@@ -185,6 +190,8 @@ func NewEndpoint(c EndpointConfig) (*Endpoint, error) {
 	e := &Endpoint{EndpointConfig: c}
 	e.filter, _ = compile(c.Filter)
 	e.transform, _ = compile(c.Transform)
+	e.target, _ = url.Parse(c.URL) // Validate parsed it
+	e.header = staticHeader(c.Headers)
 	return e, nil
 }
 

@@ -58,7 +58,7 @@ type Relay struct {
 
 	once    sync.Once
 	records *records
-	thin    *memo[json.RawMessage] // thin payloads by event
+	thin    *memo[encoded] // thin payloads' bodies by event
 	byName  map[string]*Endpoint
 	clients map[string]*http.Client
 	// consumer is what Consuming reads: the running router and the last message handled.
@@ -82,7 +82,7 @@ func (r *Relay) init() {
 			r.Log = slog.New(slog.DiscardHandler)
 		}
 		r.records = newRecords(5*time.Minute, 1000)
-		r.thin = newMemo[json.RawMessage](5*time.Minute, 4096)
+		r.thin = newMemo[encoded](5*time.Minute, 4096)
 		r.byName, r.clients = map[string]*Endpoint{}, map[string]*http.Client{}
 		for _, e := range r.Endpoints {
 			r.byName[e.Name] = e
@@ -184,8 +184,13 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	if !d.LeaseUntil.IsZero() {
 		// The attempt ends a second before the claim does (a full payload's GET may have
 		// waited on the rate limit): past it, another claimer may send the same delivery.
+		// Without a GET, the POST's own timeout goes in the same deadline (one timer).
+		timeout := d.LeaseUntil.Sub(now) - time.Second
+		if !r.fetches(ep, d) {
+			timeout = min(timeout, ep.Timeout)
+		}
 		var cancel context.CancelFunc
-		sendCtx, cancel = context.WithTimeout(ctx, d.LeaseUntil.Sub(now)-time.Second)
+		sendCtx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	data, err := r.payload(sendCtx, ep, d)
@@ -258,10 +263,10 @@ func (r *Relay) logAttempt(ctx context.Context, d *bridge.Delivery, res Result, 
 
 // payload builds the message data: the event's details, the job id and, for full payloads, the
 // transcription record as the API returns it (fetched now: the outbox holds ids only). A thin
-// payload is the same for every endpoint and attempt: it is encoded once per event (kept a few
-// minutes) and sent as it is.
+// payload is the same for every endpoint and attempt: it is encoded once per event, envelope and
+// all (kept a few minutes), and sent as it is.
 func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *bridge.Delivery) (any, error) {
-	full := d.TranscriptionID != "" && ep.Payload == PayloadFull && r.API != nil
+	full := r.fetches(ep, d)
 	if !full {
 		if b, ok := r.thin.get(d.EventID, r.now()); ok {
 			return b, nil
@@ -283,8 +288,9 @@ func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *bridge.Delivery) (
 		if err != nil {
 			return nil, err
 		}
-		r.thin.put(d.EventID, json.RawMessage(b), r.now())
-		return json.RawMessage(b), nil
+		body := encoded(envelopeOf(b, d.Type, d.EventAt))
+		r.thin.put(d.EventID, body, r.now())
+		return body, nil
 	}
 	t, err := r.records.get(ctx, r.API, d.EventID, d.TranscriptionID, r.now())
 	if err != nil {
@@ -292,6 +298,11 @@ func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *bridge.Delivery) (
 	}
 	data["transcription"] = t // nil: deleted upstream since
 	return data, nil
+}
+
+// fetches says whether d's payload to ep is full: the transcription record, fetched from the API.
+func (r *Relay) fetches(ep *Endpoint, d *bridge.Delivery) bool {
+	return d.TranscriptionID != "" && ep.Payload == PayloadFull && r.API != nil
 }
 
 // localPathRe finds what names a place on the bridge's own disk in a text: a file:// URL, an

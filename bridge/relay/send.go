@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -44,27 +45,24 @@ type Result struct {
 // OK reports a 2xx answer.
 func (r Result) OK() bool { return r.Status >= 200 && r.Status < 300 }
 
-// Send makes one signed attempt of m to e with client, at now (the webhook-timestamp). A
-// transport failure (refused address, timeout) is returned as the error.
+// Send makes one signed attempt of m to e with client, at now (the webhook-timestamp), within
+// e's Timeout (or ctx's deadline, if earlier). A transport failure (refused address, timeout)
+// is returned as the error.
 func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now time.Time) (Result, error) {
 	body, skipped, err := e.encode(m)
 	if err != nil || skipped {
 		return Result{Skipped: skipped}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > e.Timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
+		defer cancel()
+	}
+	req, err := e.request(ctx, body)
 	if err != nil {
 		return Result{}, fmt.Errorf("webhook %s: %w", e.Name, err)
 	}
-	for k, v := range e.Headers {
-		req.Header.Set(k, v)
-	}
-	for k, v := range webhook.Headers(m.ID, now, body, e.Secrets...) {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "transcript-bridge-webhooks")
+	webhook.SetHeaders(req.Header, m.ID, now, body, e.Secrets...)
 	start := time.Now()
 	resp, err := client.Do(req)
 	res := Result{Latency: time.Since(start)}
@@ -76,12 +74,47 @@ func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now 
 		return res, fmt.Errorf("webhook %s: %w", e.Name, err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	res.Status, res.Body = resp.StatusCode, string(b)
+	var start1K [1024]byte
+	n, _ := io.ReadFull(resp.Body, start1K[:])
+	io.CopyN(io.Discard, resp.Body, 64<<10) // the rest of a short answer, so the connection is reused
+	res.Status, res.Body = resp.StatusCode, string(start1K[:n])
 	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
 		res.RetryAfter = time.Duration(secs) * time.Second
 	}
 	return res, nil
+}
+
+// request returns the POST of body to e: its URL parsed once, its own headers, the JSON content
+// type and the bridge's User-Agent set. It fails only for an Endpoint not made by NewEndpoint
+// whose URL does not parse.
+func (e *Endpoint) request(ctx context.Context, body []byte) (*http.Request, error) {
+	target, header := e.target, e.header
+	if target == nil {
+		var err error
+		if target, err = url.Parse(e.URL); err != nil {
+			return nil, err
+		}
+		header = staticHeader(e.Headers)
+	}
+	u := *target
+	req := (&http.Request{Method: http.MethodPost, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: make(http.Header, len(header)+3), Body: io.NopCloser(bytes.NewReader(body)),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+		ContentLength: int64(len(body)), Host: u.Host}).WithContext(ctx)
+	maps.Copy(req.Header, header)
+	return req, nil
+}
+
+// staticHeader returns the headers every request to an endpoint carries: its own (headers),
+// then the JSON content type and the bridge's User-Agent over them.
+func staticHeader(headers map[string]string) http.Header {
+	h := make(http.Header, len(headers)+2)
+	for k, v := range headers {
+		h.Set(k, v)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "transcript-bridge-webhooks")
+	return h
 }
 
 // envelope is a message's body: the fields in the order json.Marshal gives a map's keys, so
@@ -92,20 +125,34 @@ type envelope struct {
 	Type      string `json:"type"`
 }
 
+// encoded is a message body encoded whole (a thin payload's: the same for every endpoint
+// and attempt of its event, built by envelopeOf), sent as it is.
+type encoded []byte
+
+// envelopeOf returns the body of a message whose data is already encoded (raw): the envelope
+// around it, without a second pass over the data.
+func envelopeOf(raw []byte, typ string, at time.Time) []byte {
+	ts := at.UTC().Format(time.RFC3339Nano)
+	t, _ := json.Marshal(typ)
+	body := make([]byte, 0, len(raw)+len(ts)+len(t)+32)
+	body = append(append(append(body, `{"data":`...), raw...), `,"timestamp":"`...)
+	body = append(append(append(body, ts...), `","type":`...), t...)
+	return append(body, '}')
+}
+
 // encode returns the body of m for e, encoded once; skipped is true when e's filter drops m.
 // Only an endpoint with a jq filter or transform decodes it again, for the programs to read.
 func (e *Endpoint) encode(m Message) (body []byte, skipped bool, err error) {
-	ts := m.Time.UTC().Format(time.RFC3339Nano)
-	if raw, ok := m.Data.(json.RawMessage); ok {
-		// Already encoded (a thin payload): the envelope around it, without a second pass
-		// over the data.
-		typ, _ := json.Marshal(m.Type)
-		body = make([]byte, 0, len(raw)+len(ts)+len(typ)+32)
-		body = append(append(append(body, `{"data":`...), raw...), `,"timestamp":"`...)
-		body = append(append(append(body, ts...), `","type":`...), typ...)
-		body = append(body, '}')
-	} else if body, err = json.Marshal(envelope{Data: m.Data, Timestamp: ts, Type: m.Type}); err != nil {
-		return nil, false, fmt.Errorf("webhook %s: encode %s: %w", e.Name, m.ID, err)
+	switch data := m.Data.(type) {
+	case encoded:
+		body = data // shared: read only
+	case json.RawMessage:
+		body = envelopeOf(data, m.Type, m.Time)
+	default:
+		body, err = json.Marshal(envelope{Data: m.Data, Timestamp: m.Time.UTC().Format(time.RFC3339Nano), Type: m.Type})
+		if err != nil {
+			return nil, false, fmt.Errorf("webhook %s: encode %s: %w", e.Name, m.ID, err)
+		}
 	}
 	if e.filter == nil && e.transform == nil {
 		return body, false, nil

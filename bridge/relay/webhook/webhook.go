@@ -11,10 +11,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -35,6 +37,14 @@ const DefaultTolerance = 5 * time.Minute
 // Secret is a signing key. Its String form is redacted; Encode gives the whsec_ form.
 type Secret struct {
 	key []byte
+	// macs holds HMACs keyed with key, reused: a new one hashes the key's pads again, where
+	// Reset only restores them. Nil in a zero Secret (mac then makes one per call).
+	macs *sync.Pool
+}
+
+// newSecret returns the Secret of key, with its pool of HMACs.
+func newSecret(key []byte) Secret {
+	return Secret{key: key, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
 }
 
 // NewSecret returns a fresh secret of 32 random bytes.
@@ -43,7 +53,7 @@ func NewSecret() (Secret, error) {
 	if _, err := rand.Read(b); err != nil {
 		return Secret{}, fmt.Errorf("new secret: %w", err)
 	}
-	return Secret{key: b}, nil
+	return newSecret(b), nil
 }
 
 // ParseSecret reads "whsec_<base64>" (24 to 64 bytes once decoded). The error never contains
@@ -61,7 +71,7 @@ func ParseSecret(s string) (Secret, error) {
 	if len(key) < 24 || len(key) > 64 {
 		return Secret{}, fmt.Errorf("secret: %d bytes; 24 to 64 are needed", len(key))
 	}
-	return Secret{key: key}, nil
+	return newSecret(key), nil
 }
 
 // ParseSecrets parses the whsec_ secrets of text, separated by commas or white space (several
@@ -94,11 +104,16 @@ func (s Secret) Sign(id string, ts time.Time, body []byte) string {
 }
 
 func (s Secret) mac(id, ts string, body []byte) []byte {
-	h := hmac.New(sha256.New, s.key)
-	h.Write([]byte(id))
-	h.Write([]byte{'.'})
-	h.Write([]byte(ts))
-	h.Write([]byte{'.'})
+	var h hash.Hash
+	if s.macs == nil {
+		h = hmac.New(sha256.New, s.key)
+	} else {
+		h = s.macs.Get().(hash.Hash)
+		defer s.macs.Put(h)
+		h.Reset()
+	}
+	prefix := make([]byte, 0, len(id)+len(ts)+2)
+	h.Write(append(append(append(append(prefix, id...), '.'), ts...), '.'))
 	h.Write(body)
 	return h.Sum(nil)
 }
@@ -106,15 +121,29 @@ func (s Secret) mac(id, ts string, body []byte) []byte {
 // Headers returns the three headers of one delivery attempt, signed with every secret given
 // (the new one and the old one while rotating).
 func Headers(id string, ts time.Time, body []byte, secrets ...Secret) http.Header {
-	sigs := make([]string, len(secrets))
-	for i, s := range secrets {
-		sigs[i] = s.Sign(id, ts, body)
-	}
-	h := http.Header{}
-	h.Set(HeaderID, id)
-	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
-	h.Set(HeaderSignature, strings.Join(sigs, " "))
+	h := make(http.Header, 3)
+	SetHeaders(h, id, ts, body, secrets...)
 	return h
+}
+
+// The header names as http.Header keeps them (canonical form).
+var (
+	keyID        = http.CanonicalHeaderKey(HeaderID)
+	keyTimestamp = http.CanonicalHeaderKey(HeaderTimestamp)
+	keySignature = http.CanonicalHeaderKey(HeaderSignature)
+)
+
+// SetHeaders sets in h the three headers Headers returns, replacing any of the same names.
+func SetHeaders(h http.Header, id string, ts time.Time, body []byte, secrets ...Secret) {
+	unix := strconv.FormatInt(ts.Unix(), 10)
+	sig := ""
+	for i, s := range secrets {
+		if i > 0 {
+			sig += " "
+		}
+		sig += "v1," + base64.StdEncoding.EncodeToString(s.mac(id, unix, body))
+	}
+	h[keyID], h[keyTimestamp], h[keySignature] = []string{id}, []string{unix}, []string{sig}
 }
 
 // Verification failures.
