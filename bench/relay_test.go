@@ -72,3 +72,35 @@ func BenchmarkBareLoop(b *testing.B) {
 		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(n), "µs-cpu/POST")
 	}
 }
+
+// BenchmarkRelayRatio reports relay_throughput's ratio with its reference measured around it
+// (a bare loop just before and just after the drain, averaged), which a noisy host's swings
+// move less than either figure alone: for comparing changes, several runs each.
+func BenchmarkRelayRatio(b *testing.B) {
+	jobs, posts := 5000, 100000
+	if testing.Short() {
+		jobs, posts = 250, 5000
+	}
+	rx, err := newReceiver()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rx.close()
+	ctx := context.Background()
+	for range b.N {
+		before, err := bareLoop(ctx, rx, posts, 4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tp, _, err := drain(ctx, Env{Dir: b.TempDir(), Log: os.Stderr}, rx, jobs, 2, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		after, err := bareLoop(ctx, rx, posts, 4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(tp/((before+after)/2), "ratio")
+		b.ReportMetric(tp, "deliveries/s")
+	}
+}

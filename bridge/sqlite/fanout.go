@@ -44,8 +44,8 @@ func (f fanOutTx) MarkFanned(ctx context.Context, ids []int64, now time.Time) (m
 // FanOutOrder implements bridge.FanOutTx: a look per job in outbox_unfanned_job and in
 // deliveries_order (job_id, endpoint, event_id; pending only), and the endpoint_state table.
 // The indexes are named: for an IN list of a few dozen jobs, SQLite's planner (no statistics)
-// would rather walk every event not fanned out (outbox_pending) or every pending delivery
-// (deliveries_due), milliseconds per batch under a backlog.
+// would rather walk every event not fanned out (outbox_pending) or every pending delivery (by a
+// status index), milliseconds per batch under a backlog.
 func (f fanOutTx) FanOutOrder(ctx context.Context, jobs []string) (bridge.FanOutOrder, error) {
 	o := bridge.FanOutOrder{Unfanned: map[string]int64{}, Pending: map[bridge.JobEndpoint]int64{}, Paused: map[string]bool{}}
 	args := make([]any, len(jobs))
