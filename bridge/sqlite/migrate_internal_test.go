@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/transcript-bridge/bridge/bridge"
 )
 
 // TestDownMigrations: going down one migration at a time to version 0 leaves only goose's own
@@ -71,4 +73,56 @@ func schemaAt(t *testing.T, s *Store) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestDeliveriesRebuildKeepsRows: migration 12 rebuilds deliveries (WITHOUT ROWID) under its
+// name; the deliveries and their attempts made before come through it whole, and
+// delivery_attempts' foreign key still names deliveries.
+func TestDeliveriesRebuildKeepsRows(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "bridge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p, err := newProvider(s.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id, data, event_at,
+			status, attempts, next_attempt_at, created_at, updated_at) VALUES
+			('d-1', 7, 'crm', 'msg_1', 'transcription.completed', 'j-1', 't-1', '', 1, 'dead', 2, 5, 1, 6),
+			('d-2', 7, 'erp', 'msg_2', 'transcription.completed', 'j-1', 't-1', '', 1, 'pending', 0, 5, 1, 1)`,
+		`INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error) VALUES
+			('d-1', 3, 500, 1.5, 'oops', ''), ('d-1', 6, 0, 0, '', 'connection refused')`,
+	} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.UpByOne(ctx); err != nil {
+		t.Fatalf("up to 12: %v", err)
+	}
+	d, attempts, err := s.Delivery(ctx, "d-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.WebhookID != "msg_1" || d.Status != "dead" || d.Attempts != 2 || len(attempts) != 2 || attempts[1].Error != "connection refused" {
+		t.Errorf("Delivery(d-1) = %+v, %+v; want it dead after 2 attempts, both kept", d, attempts)
+	}
+	if ds, err := s.Deliveries(ctx, bridge.DeliveryFilter{Status: "pending"}); err != nil || len(ds) != 1 || ds[0].ID != "d-2" {
+		t.Errorf("pending deliveries = %+v, %v; want d-2", ds, err)
+	}
+	var orphans int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_foreign_key_check`).Scan(&orphans); err != nil || orphans != 0 {
+		t.Errorf("foreign_key_check: %d rows (%v), want none", orphans, err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
+		VALUES ('no-such-delivery', 1, 200, 1, '', '')`); err == nil {
+		t.Error("an attempt of no delivery was stored: delivery_attempts' foreign key is gone")
+	}
 }
