@@ -59,7 +59,7 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 const rowsPerStatement = 200
 
 // recordAll is record for many items in two statements: one UPDATE … FROM (VALUES …) writes
-// the states still under their claims and returns their ids, one INSERT adds every attempt of a
+// the states still under their claims (recordStates), one INSERT adds every attempt of a
 // delivery that exists. An item whose state was not written is a conflict (its attempt kept)
 // or an unknown delivery, told apart by one more query.
 func recordAll(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) error {
@@ -69,30 +69,15 @@ func recordAll(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) error
 		items[i].Err = nil
 		args = append(args, d.ID, string(d.Status), d.Attempts, nanos(d.NextAttemptAt), a.Status, a.Error, a.At.UnixNano(), nanos(d.LeaseUntil))
 	}
-	rows, err := tx.QueryContext(ctx, `UPDATE deliveries AS d SET status = v.column2, attempts = v.column3,
-		next_attempt_at = v.column4, lease_until = 0, last_status = v.column5, last_error = v.column6, updated_at = v.column7
-		FROM (VALUES `+placeholders(len(items), 8)+`) AS v
-		WHERE d.id = v.column1 AND (v.column8 = 0 OR d.lease_until = v.column8) RETURNING id`, args...)
+	written, err := recordStates(ctx, tx, len(items), args)
 	if err != nil {
-		return fmt.Errorf("record %d attempts: %w", len(items), err)
-	}
-	written := make(map[string]bool, len(items))
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("record %d attempts: %w", len(items), err)
-		}
-		written[id] = true
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("record %d attempts: %w", len(items), err)
 	}
 	args = args[:0]
 	n := 0
 	for i := range items {
 		d, a := items[i].Delivery, items[i].Attempt
-		if !written[d.ID] {
+		if written != nil && !written[d.ID] {
 			var exists bool
 			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = ?)`, d.ID).Scan(&exists); err != nil {
 				return fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
@@ -115,6 +100,45 @@ func recordAll(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) error
 		return fmt.Errorf("record %d attempts: %w", n, err)
 	}
 	return nil
+}
+
+// recordStates runs the UPDATE of n items' states (args: 8 a row) and returns the ids it wrote,
+// nil meaning all n. Reading every id back costs a row each, so the UPDATE first runs without:
+// when it changes fewer rows than n (a conflict, an unknown delivery), it is undone to a
+// savepoint and run again returning the ids.
+func recordStates(ctx context.Context, tx *sql.Tx, n int, args []any) (map[string]bool, error) {
+	update := `UPDATE deliveries AS d SET status = v.column2, attempts = v.column3,
+		next_attempt_at = v.column4, lease_until = 0, last_status = v.column5, last_error = v.column6, updated_at = v.column7
+		FROM (VALUES ` + placeholders(n, 8) + `) AS v
+		WHERE d.id = v.column1 AND (v.column8 = 0 OR d.lease_until = v.column8)`
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT record_states`); err != nil {
+		return nil, err
+	}
+	res, err := tx.ExecContext(ctx, update, args...)
+	if err != nil {
+		return nil, err
+	}
+	if changed, err := res.RowsAffected(); err == nil && changed == int64(n) {
+		_, err := tx.ExecContext(ctx, `RELEASE record_states`)
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `ROLLBACK TO record_states; RELEASE record_states`); err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, update+` RETURNING id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	written := make(map[string]bool, n)
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		written[id] = true
+	}
+	return written, errors.Join(rows.Err(), rows.Close())
 }
 
 // placeholders returns rows groups of cols "?" each: "(?,?),(?,?)".

@@ -102,29 +102,34 @@ func scanAll(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(a, b
 }
 
 // insertDeliveries writes rows (a leased one due when its lease ends: claims do not look at it
-// before) and adds the ids it wrote to written.
+// before) and adds the ids it wrote to written. Their ids are new, so when the INSERT writes
+// fewer rows than given (an event's delivery to the endpoint exists already), the ids found
+// afterwards are the ones it wrote.
 func insertDeliveries(ctx context.Context, tx *sql.Tx, rows []bridge.Delivery, now time.Time, written map[string]bool) error {
 	args := make([]any, 0, 4+5*len(rows))
 	args = append(args, bridge.DeliveryPending, now.UnixNano(), now.UnixNano(), now.UnixNano()) // the SELECT's, then VALUES'
 	for _, d := range rows {
 		args = append(args, d.ID, d.Endpoint, d.WebhookID, d.EventID, nanos(d.LeaseUntil))
 	}
-	res, err := tx.QueryContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
+	res, err := tx.ExecContext(ctx, `INSERT INTO deliveries (id, event_id, endpoint, webhook_id, type, job_id, transcription_id,
 		data, event_at, status, next_attempt_at, created_at, updated_at, lease_until)
 		SELECT v.column1, o.id, v.column2, v.column3, o.type, o.job_id, o.transcription_id, '', o.created_at, ?,
 			CASE WHEN v.column5 > 0 THEN v.column5 ELSE ? END, ?, ?, v.column5
 		FROM (VALUES `+placeholders(len(rows), 5)+`) v JOIN outbox o ON o.id = v.column4 WHERE true
-		ON CONFLICT (event_id, endpoint) DO NOTHING RETURNING id`, args...)
+		ON CONFLICT (event_id, endpoint) DO NOTHING`, args...)
 	if err != nil {
 		return err
 	}
-	for res.Next() {
-		var id string
-		if err := res.Scan(&id); err != nil {
-			res.Close()
-			return err
+	if n, err := res.RowsAffected(); err == nil && n == int64(len(rows)) {
+		for _, d := range rows {
+			written[d.ID] = true
 		}
-		written[id] = true
+		return nil
 	}
-	return errors.Join(res.Err(), res.Close())
+	ids := make([]any, len(rows))
+	for i, d := range rows {
+		ids[i] = d.ID
+	}
+	return scanAll(ctx, tx, `SELECT id, '', 0 FROM deliveries WHERE id IN (`+marks(len(rows))+`)`, ids,
+		func(id, _ string, _ int64) { written[id] = true })
 }
