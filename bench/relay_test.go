@@ -34,11 +34,7 @@ func BenchmarkRelayDrain(b *testing.B) {
 	if testing.Short() {
 		jobs = 250
 	}
-	rx, err := newReceiver()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rx.close()
+	rx := benchReceiver(b)
 	for range b.N {
 		// The drain's log line (commits, CPU per delivery) goes to stderr, off benchstat's input.
 		tp, batches, err := drain(context.Background(), Env{Dir: b.TempDir(), Log: os.Stderr}, rx, jobs, 2, 64)
@@ -57,11 +53,7 @@ func BenchmarkBareLoop(b *testing.B) {
 	if testing.Short() {
 		n = 5000
 	}
-	rx, err := newReceiver()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rx.close()
+	rx := benchReceiver(b)
 	for range b.N {
 		cpu := cpuTime()
 		rate, err := bareLoop(context.Background(), rx, n, 4)
@@ -81,11 +73,7 @@ func BenchmarkRelayRatio(b *testing.B) {
 	if testing.Short() {
 		jobs, posts = 250, 5000
 	}
-	rx, err := newReceiver()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rx.close()
+	rx := benchReceiver(b)
 	ctx := context.Background()
 	for range b.N {
 		before, err := bareLoop(ctx, rx, posts, 4)
@@ -103,4 +91,14 @@ func BenchmarkRelayRatio(b *testing.B) {
 		b.ReportMetric(tp/((before+after)/2), "ratio")
 		b.ReportMetric(tp, "deliveries/s")
 	}
+}
+
+// benchReceiver starts a receiver for a benchmark, closed when it ends.
+func benchReceiver(b *testing.B) *receiver {
+	rx, err := newReceiver()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(rx.close)
+	return rx
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pressly/goose/v3"
+
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
@@ -15,15 +17,7 @@ import (
 // its Up exactly.
 func TestDownMigrations(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "bridge.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	p, err := newProvider(s.db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, p := openMigrated(t)
 	top := SchemaVersion()
 	schemas := make([][]string, top+1) // the schema at each version
 	schemas[top] = schemaAt(t, s)
@@ -53,6 +47,22 @@ func TestDownMigrations(t *testing.T) {
 	}
 }
 
+// openMigrated opens a new store (closed with the test) and returns it with a goose provider of
+// its migrations.
+func openMigrated(t *testing.T) (*Store, *goose.Provider) {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "bridge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	p, err := newProvider(s.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
 // schemaAt lists the tables and indexes of the store's database ("type name: sql"), sorted.
 func schemaAt(t *testing.T, s *Store) []string {
 	t.Helper()
@@ -80,15 +90,7 @@ func schemaAt(t *testing.T, s *Store) []string {
 // delivery_attempts' foreign key still names deliveries.
 func TestDeliveriesRebuildKeepsRows(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "bridge.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	p, err := newProvider(s.db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, p := openMigrated(t)
 	if _, err := p.DownTo(ctx, 11); err != nil {
 		t.Fatal(err)
 	}
