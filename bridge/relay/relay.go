@@ -181,7 +181,8 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	if !d.LeaseUntil.IsZero() {
 		// The attempt ends a second before the claim does (a full payload's GET may have
 		// waited on the rate limit): past it, another claimer may send the same delivery.
-		// Without a GET, the POST's own timeout goes in the same deadline (one timer).
+		// Without a GET, the POST's own timeout goes in the same deadline (one context
+		// timer, not two).
 		timeout := d.LeaseUntil.Sub(now) - time.Second
 		if !r.fetches(ep, d) {
 			timeout = min(timeout, ep.Timeout)

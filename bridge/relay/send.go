@@ -10,7 +10,9 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
@@ -76,7 +78,9 @@ func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now 
 	defer resp.Body.Close()
 	var start1K [1024]byte
 	n, _ := io.ReadFull(resp.Body, start1K[:])
-	io.CopyN(io.Discard, resp.Body, 64<<10) // the rest of a short answer, so the connection is reused
+	if resp.ContentLength >= 0 && resp.ContentLength <= 64<<10 {
+		io.Copy(io.Discard, resp.Body) // the rest of a short answer, so the connection is reused
+	}
 	res.Status, res.Body = resp.StatusCode, string(start1K[:n])
 	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
 		res.RetryAfter = time.Duration(secs) * time.Second
@@ -100,7 +104,7 @@ func (e *Endpoint) request(ctx context.Context, body []byte) (*http.Request, err
 	req := (&http.Request{Method: http.MethodPost, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: make(http.Header, len(header)+3), Body: io.NopCloser(bytes.NewReader(body)),
 		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
-		ContentLength: int64(len(body)), Host: u.Host}).WithContext(ctx)
+		ContentLength: int64(len(body)), Host: strings.TrimSuffix(u.Host, ":")}).WithContext(ctx) // as NewRequest: no empty port
 	maps.Copy(req.Header, header)
 	return req, nil
 }
@@ -137,7 +141,7 @@ func envelopeOf(raw []byte, typ string, at time.Time) []byte {
 	body := make([]byte, 0, len(raw)+len(ts)+len(t)+32)
 	body = append(append(append(body, `{"data":`...), raw...), `,"timestamp":"`...)
 	body = append(append(append(body, ts...), `","type":`...), t...)
-	return append(body, '}')
+	return slices.Clip(append(body, '}')) // shared: an append makes a copy
 }
 
 // encode returns the body of m for e, encoded once; skipped is true when e's filter drops m.

@@ -71,8 +71,8 @@ func (f fanOutTx) FanOutOrder(ctx context.Context, jobs []string) (bridge.FanOut
 	return o, nil
 }
 
-// InsertDeliveries implements bridge.FanOutTx: one INSERT … SELECT … RETURNING per
-// rowsPerStatement rows.
+// InsertDeliveries implements bridge.FanOutTx: one INSERT … SELECT per rowsPerStatement rows
+// (insertDeliveries).
 func (f fanOutTx) InsertDeliveries(ctx context.Context, rows []bridge.Delivery, now time.Time) (map[string]bool, error) {
 	written := make(map[string]bool, len(rows))
 	for i := 0; i < len(rows); i += rowsPerStatement {
