@@ -24,10 +24,8 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 				return fmt.Errorf("release delivery %s: %w", d.ID, err)
 			}
 		}
-		for i := range b.Records {
-			r := &b.Records[i]
-			var err error
-			if r.Err, err = record(ctx, tx, r.Delivery, r.Attempt); err != nil {
+		if len(b.Records) > 0 {
+			if err := recordAll(ctx, tx, b.Records); err != nil {
 				return err
 			}
 		}

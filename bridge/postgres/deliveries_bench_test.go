@@ -22,3 +22,15 @@ func BenchmarkClaimRecord(b *testing.B) {
 		return s
 	})
 }
+
+// BenchmarkGroupCommit runs the stores' group-commit benchmark on a new PostgreSQL database
+// (skipped without BRIDGE_TEST_POSTGRES_DSN): go test ./bridge/postgres -run '^$' -bench GroupCommit
+func BenchmarkGroupCommit(b *testing.B) {
+	storetest.BenchmarkGroupCommit(b, func(b *testing.B) bridge.Store {
+		s, err := postgres.Open(context.Background(), pgtest.New(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}

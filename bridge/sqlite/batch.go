@@ -22,8 +22,8 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 				return fmt.Errorf("release delivery %s: %w", d.ID, err)
 			}
 		}
-		for i := 0; i < len(b.Records); i += rowsPerStatement {
-			if err := recordAll(ctx, tx, b.Records[i:min(i+rowsPerStatement, len(b.Records))]); err != nil {
+		for _, chunk := range recordChunks(b.Records) {
+			if err := recordAll(ctx, tx, chunk); err != nil {
 				return err
 			}
 		}
@@ -57,6 +57,28 @@ func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 // rowsPerStatement bounds a multi-row statement (at most 8 parameters a row: well under
 // SQLite's limit on parameters).
 const rowsPerStatement = 200
+
+// recordChunks splits items into runs of at most rowsPerStatement, a new run starting at a
+// delivery the run already names: one statement writes a delivery once, so a batch recording
+// a delivery twice records each in turn, as two batches would.
+func recordChunks(items []bridge.RecordItem) [][]bridge.RecordItem {
+	var out [][]bridge.RecordItem
+	seen := map[string]bool{}
+	start := 0
+	for i := range items {
+		id := items[i].Delivery.ID
+		if i-start == rowsPerStatement || seen[id] {
+			out = append(out, items[start:i])
+			start = i
+			clear(seen)
+		}
+		seen[id] = true
+	}
+	if start < len(items) {
+		out = append(out, items[start:])
+	}
+	return out
+}
 
 // recordAll is record for many items in two statements: one UPDATE … FROM (VALUES …) writes
 // the states still under their claims (recordStates), one INSERT adds every attempt of a

@@ -21,3 +21,15 @@ func BenchmarkClaimRecord(b *testing.B) {
 		return s
 	})
 }
+
+// BenchmarkGroupCommit runs the stores' group-commit benchmark on a new SQLite file:
+// go test ./bridge/sqlite -run '^$' -bench GroupCommit -count 10 > new.txt
+func BenchmarkGroupCommit(b *testing.B) {
+	storetest.BenchmarkGroupCommit(b, func(b *testing.B) bridge.Store {
+		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bridge.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}

@@ -167,6 +167,29 @@ var commitCases = append([]testCase{
 			t.Errorf("Record(the taker's) after the batch = %v, want nil", err)
 		}
 	}},
+	{"a batch recording a delivery twice records each in turn", func(t *testing.T, d *db) {
+		d.fanOut(t, d.events(t, 1)[0], t0, "crm")
+		dl := d.claim(t, d.Stores, "crm", t0, time.Minute, 1)[0]
+		failed, delivered := dl, dl
+		failed.Status, failed.Attempts, failed.NextAttemptAt = bridge.DeliveryPending, 1, t0.Add(time.Hour)
+		delivered.LeaseUntil = time.Time{} // unfenced: the first record ended the lease
+		delivered.Status, delivered.Attempts = bridge.DeliveryDelivered, 2
+		batch := &bridge.DeliveryBatch{Now: t0, Records: []bridge.RecordItem{
+			{Delivery: &failed, Attempt: bridge.Attempt{At: t0, Status: 503}},
+			{Delivery: &delivered, Attempt: bridge.Attempt{At: t0.Add(time.Second), Status: 200}},
+		}}
+		d.commit(t, d.Stores, batch)
+		for i, it := range batch.Records {
+			if it.Err != nil {
+				t.Errorf("Commit: record %d Err = %v, want nil", i, it.Err)
+			}
+		}
+		got, history, err := d.Delivery(ctx, dl.ID)
+		if err != nil || got.Status != bridge.DeliveryDelivered || got.Attempts != 2 || got.LastStatus != 200 ||
+			len(history) != 2 || history[0].Status != 503 || history[1].Status != 200 {
+			t.Errorf("Commit: Delivery(%s) = %+v, %+v, %v; want delivered after 2 attempts, 503 then 200", dl.ID, got, history, err)
+		}
+	}},
 	{"an unknown event's fan-out is its own", func(t *testing.T, d *db) {
 		evs := d.events(t, 2)
 		unknown := bridge.EventRef{EventID: 9999, Type: bridge.EventHeld, JobID: "j"}

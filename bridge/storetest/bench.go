@@ -26,12 +26,10 @@ func BenchmarkClaimRecord(b *testing.B, newStore func(b *testing.B) bridge.Store
 	}
 }
 
-// claimRecord makes b.N due deliveries in s, then claims them batch at a time and records each
-// delivered.
-func claimRecord(b *testing.B, s bridge.Store, batch int) {
+// benchEvents makes n jobs in s, one event each, not yet fanned out, and returns the events.
+func benchEvents(b *testing.B, s bridge.Store, n int, now time.Time) []bridge.Event {
 	ctx := context.Background()
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	recs := make([]recording, b.N)
+	recs := make([]recording, n)
 	for i := range recs {
 		recs[i] = recording{ItemID: fmt.Sprint(i), Version: "1", Name: "a.wav"}
 	}
@@ -46,10 +44,19 @@ func claimRecord(b *testing.B, s bridge.Store, batch int) {
 			b.Fatal(err)
 		}
 	}
-	events, err := s.PendingEvents(ctx, b.N)
-	if err != nil || len(events) != b.N {
-		b.Fatalf("PendingEvents = %d, %v; want %d", len(events), err, b.N)
+	events, err := s.PendingEvents(ctx, n)
+	if err != nil || len(events) != n {
+		b.Fatalf("PendingEvents = %d, %v; want %d", len(events), err, n)
 	}
+	return events
+}
+
+// claimRecord makes b.N due deliveries in s, then claims them batch at a time and records each
+// delivered.
+func claimRecord(b *testing.B, s bridge.Store, batch int) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	events := benchEvents(b, s, b.N, now)
 	for _, e := range events {
 		if err := s.FanOut(ctx, bridge.EventRef{EventID: e.ID, Type: e.Type, JobID: e.JobID}, []string{"crm"}, now); err != nil {
 			b.Fatal(err)
@@ -70,5 +77,76 @@ func claimRecord(b *testing.B, s bridge.Store, batch int) {
 			}
 		}
 		done += len(due)
+	}
+}
+
+// BenchmarkGroupCommit is a store's half of a delivery as the relay does it: each transaction
+// (Commit) fans out a window of events to 10 endpoints and records the deliveries the one
+// before leased, delivered. ns/op is one delivery's store cost: its fan-out, its lease and its
+// record, with its share of the commit. The sub-benchmarks lease the new deliveries in two
+// ways: leased=fanout as the fan-out writes them (a lane with room), leased=search by the next
+// transaction's search (a lane that was full: the new deliveries wait in the store). The
+// events are made before the timer starts. newStore opens a new, empty store for one run:
+// go test ./bridge/sqlite -run '^$' -bench GroupCommit -count 10 > new.txt
+func BenchmarkGroupCommit(b *testing.B, newStore func(b *testing.B) bridge.Store) {
+	for _, search := range []bool{false, true} {
+		name := map[bool]string{false: "leased=fanout", true: "leased=search"}[search]
+		b.Run(name, func(b *testing.B) {
+			s := newStore(b)
+			defer s.Close()
+			groupCommit(b, s, search)
+		})
+	}
+}
+
+// groupCommit makes b.N deliveries' events in s, then commits windows of them as
+// BenchmarkGroupCommit says, failing b when a batch leases other than the window it should.
+func groupCommit(b *testing.B, s bridge.Store, search bool) {
+	const window = 32
+	endpoints := []string{"crm0", "crm1", "crm2", "crm3", "crm4", "crm5", "crm6", "crm7", "crm8", "crm9"}
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	n := (b.N + len(endpoints) - 1) / len(endpoints)
+	events := benchEvents(b, s, n, now)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var leased []bridge.Delivery
+	for at := 0; at < n || len(leased) > 0 || (search && at < n+window); at += window {
+		batch := bridge.DeliveryBatch{Now: now}
+		for i := range leased {
+			d := &leased[i]
+			d.Status, d.Attempts, d.LastStatus = bridge.DeliveryDelivered, d.Attempts+1, 200
+			batch.Records = append(batch.Records, bridge.RecordItem{Delivery: d, Attempt: bridge.Attempt{At: now, Status: 200, Latency: 1}})
+		}
+		fresh := events[min(at, n):min(at+window, n)]
+		for _, e := range fresh {
+			batch.FanOuts = append(batch.FanOuts, bridge.FanOutItem{Ref: bridge.EventRef{EventID: e.ID, Type: e.Type, JobID: e.JobID}, Endpoints: endpoints})
+		}
+		// A search finds the window before (the first batch has none to find): it takes the
+		// whole limit, so the batch's own deliveries wait for the next one.
+		want := len(fresh) * len(endpoints)
+		if search {
+			want = (min(at, n) - min(max(at-window, 0), n)) * len(endpoints)
+		}
+		if !search || at > 0 {
+			for _, ep := range endpoints {
+				batch.Claims = append(batch.Claims, bridge.ClaimItem{Endpoint: ep, Limit: window, Lease: time.Minute, FanOutsOnly: !search})
+			}
+		}
+		if err := s.Commit(ctx, &batch); err != nil {
+			b.Fatal(err)
+		}
+		for _, it := range batch.Records {
+			if it.Err != nil {
+				b.Fatal(it.Err)
+			}
+		}
+		leased = leased[:0]
+		for _, c := range batch.Claims {
+			leased = append(leased, c.Claimed...)
+		}
+		if len(leased) != want {
+			b.Fatalf("Commit of events %d to %d leased %d deliveries, want %d", at, at+len(fresh), len(leased), want)
+		}
 	}
 }
