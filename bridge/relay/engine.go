@@ -14,8 +14,8 @@ import (
 // its own workers. One committer goroutine group-commits what the lanes and the bus produce:
 // the attempts recorded, the events fanned out and the claims that refill the queues go to
 // the store in one transaction (bridge.DeliveryBatch), as many as gathered while the previous
-// transaction ran. No HTTP call runs inside a transaction, and no goroutine is started per
-// delivery.
+// transaction ran; a fan-out is gathered once its lanes have room (admit.go). No HTTP call
+// runs inside a transaction, and no goroutine is started per delivery.
 type engine struct {
 	r        *Relay
 	interval time.Duration
@@ -28,6 +28,8 @@ type engine struct {
 	fanOuts  []fanOutReq
 	lanes    map[string]*lane
 	since    time.Time // when the batch being gathered began (pace.go)
+	// room is closed, and replaced, whenever lanes may have room again (admit.go).
+	room chan struct{}
 }
 
 // lane is one endpoint's queue and its claim accounting. The queue holds chains: one
@@ -43,6 +45,16 @@ type lane struct {
 	// written, a record freeing a job's next delivery, a delivery given back, a claim that
 	// filled its limit) before the next timed look; a dirty lane gets no fan-outs-only claim.
 	dirty bool
+	// unleased counts the deliveries this relay left in the store for a search (fanned out
+	// without a lease, given back) that no search has taken since. Only those can wait for a
+	// job's earlier delivery, so a record makes the lane dirty only while it is above zero:
+	// otherwise a search would find nothing, and the lane's next fan-outs would wait for it.
+	// What other replicas leave, and retries come due, the timed look finds.
+	unleased int
+	// fanning counts the deliveries of the gathered fan-outs, committing those of the batch
+	// being committed; recorded is when a worker last recorded an attempt (admit.go).
+	fanning, committing int
+	recorded            time.Time
 	// waiting counts the gathered items of the lane: its records and releases, fan-outs to it.
 	waiting int
 	// queued counts the deliveries in queue (its chains' lengths).
@@ -61,7 +73,7 @@ type fanOutReq struct {
 const LaneRounds = 32
 
 func newEngine(r *Relay, interval time.Duration) *engine {
-	e := &engine{r: r, interval: interval, wake: make(chan struct{}, 1), lanes: map[string]*lane{}}
+	e := &engine{r: r, interval: interval, wake: make(chan struct{}, 1), lanes: map[string]*lane{}, room: make(chan struct{})}
 	for _, ep := range r.Endpoints {
 		// Claim LaneRounds ahead: large claims and large group commits. A delivery whose
 		// lease would run out before its answer (a slow endpoint backs its queue up) is not
@@ -83,12 +95,9 @@ func (e *engine) signal() {
 // with ErrUnknownEvent for an event the outbox lacks, or the batch's error.
 func (e *engine) fanOut(ctx context.Context, ref bridge.EventRef, endpoints []string) error {
 	req := fanOutReq{item: bridge.FanOutItem{Ref: ref, Endpoints: endpoints}, done: make(chan error, 1)}
-	e.mu.Lock()
-	for _, name := range endpoints {
-		e.gather(e.lanes[name])
+	if err := e.admit(ctx, req); err != nil {
+		return err
 	}
-	e.fanOuts = append(e.fanOuts, req)
-	e.mu.Unlock()
 	e.signal()
 	select {
 	case err := <-req.done:
@@ -109,6 +118,7 @@ func (e *engine) giveBack(l *lane, ds ...bridge.Delivery) {
 	e.gather(l)
 	e.releases = append(e.releases, ds...)
 	l.held -= len(ds)
+	l.unleased += len(ds)
 	l.dirty = true
 	e.mu.Unlock()
 	e.signal()
@@ -117,7 +127,11 @@ func (e *engine) giveBack(l *lane, ds ...bridge.Delivery) {
 // record hands an attempt's outcome to the committer.
 func (e *engine) record(it bridge.RecordItem) {
 	e.mu.Lock()
-	e.gather(e.lanes[it.Delivery.Endpoint])
+	l := e.lanes[it.Delivery.Endpoint]
+	e.gather(l)
+	if l != nil {
+		l.recorded = time.Now() // real time, as gather's
+	}
 	e.records = append(e.records, it)
 	e.mu.Unlock()
 	e.signal()
@@ -233,8 +247,8 @@ func (e *engine) commit(ctx context.Context) bool {
 	e.fanOuts = nil
 	for _, it := range b.Records {
 		if l := e.lanes[it.Delivery.Endpoint]; l != nil {
-			l.held-- // recorded by this batch (given back if it fails)
-			l.dirty = true
+			l.held--                            // recorded by this batch (given back if it fails)
+			l.dirty = l.dirty || l.unleased > 0 // it may free a job's next delivery
 		}
 	}
 	fanned := map[string]int{} // new deliveries per lane
@@ -245,6 +259,7 @@ func (e *engine) commit(ctx context.Context) bool {
 		}
 	}
 	for name, l := range e.lanes {
+		l.fanning, l.committing = 0, fanned[name]
 		l.waiting = 0
 		room := l.capacity - l.held
 		switch {
@@ -264,6 +279,7 @@ func (e *engine) commit(ctx context.Context) bool {
 			// search, after the older work.
 		}
 	}
+	e.roomMade() // the records' room
 	e.mu.Unlock()
 	if len(b.Records)+len(b.FanOuts)+len(b.Claims)+len(b.Releases) == 0 {
 		return false
@@ -272,6 +288,7 @@ func (e *engine) commit(ctx context.Context) bool {
 	e.mu.Lock()
 	if err != nil {
 		e.putBack(&b, fanOuts, err)
+		e.settled()
 		e.mu.Unlock()
 		if ctx.Err() == nil {
 			e.r.Log.Error("relay: commit", "err", err)
@@ -280,6 +297,7 @@ func (e *engine) commit(ctx context.Context) bool {
 		return false
 	}
 	e.apply(&b, fanOuts, fanned)
+	e.settled()
 	e.mu.Unlock()
 	return true
 }
@@ -332,6 +350,11 @@ func (e *engine) apply(b *bridge.DeliveryBatch, fanOuts []fanOutReq, fanned map[
 		if (len(c.Claimed) == c.Limit && !c.FanOutsOnly) || fresh < fanned[c.Endpoint] {
 			l.dirty = true // more may be due, or new deliveries wait for a search
 		}
+		l.unleased = max(0, l.unleased-(len(c.Claimed)-fresh)) // the search's finds
+		fanned[c.Endpoint] -= fresh
+	}
+	for name, n := range fanned {
+		e.lanes[name].unleased += n // written without a lease: a search's to find
 	}
 }
 
@@ -363,28 +386,4 @@ func (e *engine) final() {
 			// The commit failed (and paused): try again within the grace.
 		}
 	}
-}
-
-// chains groups claimed deliveries by job, in the order their jobs first appear; a job's
-// deliveries keep their order (the event order bridge.ClaimItem gives them).
-func chains(claimed []bridge.Delivery) [][]bridge.Delivery {
-	n := make(map[string]int, len(claimed))
-	for _, d := range claimed {
-		n[d.JobID]++
-	}
-	out := make([][]bridge.Delivery, 0, len(n))
-	at := map[string]int{}
-	for i, d := range claimed {
-		if n[d.JobID] == 1 {
-			out = append(out, claimed[i:i+1:i+1]) // alone: a slice of claimed, nothing copied
-			continue
-		}
-		if j, ok := at[d.JobID]; ok {
-			out[j] = append(out[j], d)
-			continue
-		}
-		at[d.JobID] = len(out)
-		out = append(out, append(make([]bridge.Delivery, 0, n[d.JobID]), d))
-	}
-	return out
 }
