@@ -13,7 +13,9 @@ import (
 // channel.
 func admitting(ctx context.Context, e *engine, endpoints ...string) chan error {
 	done := make(chan error, 1)
-	go func() { done <- e.admit(ctx, fanOutReq{item: bridge.FanOutItem{Endpoints: endpoints}, done: make(chan error, 1)}) }()
+	go func() {
+		done <- e.admit(ctx, fanOutReq{item: bridge.FanOutItem{Endpoints: endpoints}, done: make(chan error, 1)})
+	}()
 	return done
 }
 
