@@ -67,7 +67,7 @@ func recordAll(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) error
 	if len(a.ids) > 0 {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
 			SELECT id, at, status, latency, response, error
-			FROM unnest($1::text[], $2::bigint[], $3::int[], $4::float8[], $5::text[], $6::text[]) WITH ORDINALITY
+			FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::float8[], $5::text[], $6::text[]) WITH ORDINALITY
 				AS v(id, at, status, latency, response, error, n)
 			ORDER BY n`, a.ids, a.at, a.status, a.latency, a.response, a.error); err != nil {
 			return fmt.Errorf("record %d attempts: %w", len(a.ids), err)
@@ -76,7 +76,7 @@ func recordAll(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) error
 	if len(s.ids) > 0 {
 		if _, err := tx.ExecContext(ctx, `UPDATE deliveries d SET status = v.status, attempts = v.attempts,
 			next_attempt_at = v.next, lease_until = 0, last_status = v.last_status, last_error = v.last_error, updated_at = v.at
-			FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::bigint[])
+			FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[])
 				AS v(id, status, attempts, next, last_status, last_error, at)
 			WHERE d.id = v.id`, s.ids, s.status, s.attempts, s.next, s.lastStatus, s.lastError, s.at); err != nil {
 			return fmt.Errorf("record %d deliveries' states: %w", len(s.ids), err)
@@ -99,25 +99,24 @@ func recordEach(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) erro
 // attemptCols are delivery_attempts rows as columns, for unnest.
 type attemptCols struct {
 	ids, response, error []string
-	at                   []int64
-	status               []int32
+	at, status           []int64 // status as int8: the INSERT's cast to INTEGER checks its range
 	latency              []float64
 }
 
 func (c *attemptCols) add(id string, a bridge.Attempt) {
-	c.ids, c.at, c.status = append(c.ids, id), append(c.at, a.At.UnixNano()), append(c.status, int32(a.Status))
+	c.ids, c.at, c.status = append(c.ids, id), append(c.at, a.At.UnixNano()), append(c.status, int64(a.Status))
 	c.latency, c.response, c.error = append(c.latency, a.Latency), append(c.response, a.Response), append(c.error, a.Error)
 }
 
 // stateCols are deliveries' new states as columns, for unnest.
 type stateCols struct {
 	ids, status, lastError []string
-	attempts, lastStatus   []int32
+	attempts, lastStatus   []int64 // as int8: the UPDATE's cast to INTEGER checks their range
 	next, at               []int64
 }
 
 func (c *stateCols) add(d *bridge.Delivery, a bridge.Attempt) {
-	c.ids, c.status, c.attempts = append(c.ids, d.ID), append(c.status, string(d.Status)), append(c.attempts, int32(d.Attempts))
-	c.next, c.lastStatus = append(c.next, nanos(d.NextAttemptAt)), append(c.lastStatus, int32(a.Status))
+	c.ids, c.status, c.attempts = append(c.ids, d.ID), append(c.status, string(d.Status)), append(c.attempts, int64(d.Attempts))
+	c.next, c.lastStatus = append(c.next, nanos(d.NextAttemptAt)), append(c.lastStatus, int64(a.Status))
 	c.lastError, c.at = append(c.lastError, a.Error), append(c.at, a.At.UnixNano())
 }

@@ -60,14 +60,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("store postgres: %w", err)
 	}
 	where := where(cfg.Config)
-	if _, set := cfg.RuntimeParams["plan_cache_mode"]; !set {
-		// pgx prepares and caches every statement, and after five runs PostgreSQL may plan
-		// one for any parameters (a generic plan): the relay's claim, whose time bounds decide
-		// how much of an index to read, then runs at 1.6 times the cost per delivery
-		// (BenchmarkGroupCommit/leased=search). A DSN that sets plan_cache_mode keeps its own.
-		cfg.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
-	}
-	db := stdlib.OpenDB(*cfg)
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(customPlans))
 	// Transactions are short and never span an HTTP call; a few idle connections save the
 	// handshake between them. The bus's subscriber holds one connection per subscription while
 	// a handler runs, so the pool is not bounded here.
@@ -83,6 +76,27 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", where, err)
 	}
 	return s, nil
+}
+
+// customPlans asks PostgreSQL, on a new connection, for plans made for each statement's
+// values (plan_cache_mode = force_custom_plan) unless the setting is not the default (set for
+// the role or the database, or in the DSN's options): pgx prepares and caches every statement,
+// and after five runs PostgreSQL may plan one for any values (a generic plan), with which the
+// relay's claim, whose time bounds decide how much of an index to read, cost 1.6 times as much
+// per delivery (BenchmarkGroupCommit/leased=search). A plain SET, not a startup parameter, so
+// poolers that refuse unknown startup parameters (PgBouncer) accept it.
+func customPlans(ctx context.Context, c *pgx.Conn) error {
+	var mode string
+	if err := c.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil {
+		return fmt.Errorf("read plan_cache_mode: %w", err)
+	}
+	if mode != "auto" {
+		return nil
+	}
+	if _, err := c.Exec(ctx, `SET plan_cache_mode = force_custom_plan`); err != nil {
+		return fmt.Errorf("set plan_cache_mode: %w", err)
+	}
+	return nil
 }
 
 // Close closes the connection pool. It returns the pool's error, if any.

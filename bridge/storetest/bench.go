@@ -93,14 +93,15 @@ func BenchmarkGroupCommit(b *testing.B, newStore func(b *testing.B) bridge.Store
 		name := map[bool]string{false: "leased=fanout", true: "leased=search"}[search]
 		b.Run(name, func(b *testing.B) {
 			s := newStore(b)
-			defer s.Close()
 			groupCommit(b, s, search)
+			b.StopTimer()
+			s.Close()
 		})
 	}
 }
 
 // groupCommit makes b.N deliveries' events in s, then commits windows of them as
-// BenchmarkGroupCommit says, failing b when a batch leases other than the window it should.
+// BenchmarkGroupCommit says, failing b when a claim leases other than the window it should.
 func groupCommit(b *testing.B, s bridge.Store, search bool) {
 	const window = 32
 	endpoints := []string{"crm0", "crm1", "crm2", "crm3", "crm4", "crm5", "crm6", "crm7", "crm8", "crm9"}
@@ -124,9 +125,9 @@ func groupCommit(b *testing.B, s bridge.Store, search bool) {
 		}
 		// A search finds the window before (the first batch has none to find): it takes the
 		// whole limit, so the batch's own deliveries wait for the next one.
-		want := len(fresh) * len(endpoints)
+		want := fresh
 		if search {
-			want = (min(at, n) - min(max(at-window, 0), n)) * len(endpoints)
+			want = events[min(max(at-window, 0), n):min(at, n)]
 		}
 		if !search || at > 0 {
 			for _, ep := range endpoints {
@@ -144,9 +145,10 @@ func groupCommit(b *testing.B, s bridge.Store, search bool) {
 		leased = leased[:0]
 		for _, c := range batch.Claims {
 			leased = append(leased, c.Claimed...)
-		}
-		if len(leased) != want {
-			b.Fatalf("Commit of events %d to %d leased %d deliveries, want %d", at, at+len(fresh), len(leased), want)
+			if got := len(c.Claimed); got != len(want) || got > 0 && (c.Claimed[0].EventID != want[0].ID || c.Claimed[got-1].EventID != want[len(want)-1].ID) {
+				b.Fatalf("Commit of window %d leased %d deliveries of %s (%s), want %d, of window %d's events", at/window, got, c.Endpoint,
+					deliveryIDs(c.Claimed), len(want), (at-len(want))/window)
+			}
 		}
 	}
 }
