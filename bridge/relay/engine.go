@@ -354,7 +354,9 @@ func (e *engine) apply(b *bridge.DeliveryBatch, fanOuts []fanOutReq, fanned map[
 		fanned[c.Endpoint] -= fresh
 	}
 	for name, n := range fanned {
-		e.lanes[name].unleased += n // written without a lease: a search's to find
+		if l := e.lanes[name]; l != nil {
+			l.unleased += n // written without a lease: a search's to find
+		}
 	}
 }
 
