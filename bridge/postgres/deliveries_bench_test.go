@@ -13,24 +13,17 @@ import (
 // BenchmarkClaimRecord runs the stores' claim-and-record benchmark on a new PostgreSQL database
 // (from BRIDGE_TEST_POSTGRES_DSN; skipped without it). Same names as SQLite's, so benchstat
 // compares the two stores: go test ./bridge/postgres -run '^$' -bench ClaimRecord -count 10 > pg.txt
-func BenchmarkClaimRecord(b *testing.B) {
-	storetest.BenchmarkClaimRecord(b, func(b *testing.B) bridge.Store {
-		s, err := postgres.Open(context.Background(), pgtest.New(b))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s
-	})
-}
+func BenchmarkClaimRecord(b *testing.B) { storetest.BenchmarkClaimRecord(b, openBench) }
 
 // BenchmarkGroupCommit runs the stores' group-commit benchmark on a new PostgreSQL database
 // (skipped without BRIDGE_TEST_POSTGRES_DSN): go test ./bridge/postgres -run '^$' -bench GroupCommit
-func BenchmarkGroupCommit(b *testing.B) {
-	storetest.BenchmarkGroupCommit(b, func(b *testing.B) bridge.Store {
-		s, err := postgres.Open(context.Background(), pgtest.New(b))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s
-	})
+func BenchmarkGroupCommit(b *testing.B) { storetest.BenchmarkGroupCommit(b, openBench) }
+
+// openBench opens a store on a new PostgreSQL database for one benchmark run.
+func openBench(b *testing.B) bridge.Store {
+	s, err := postgres.Open(context.Background(), pgtest.New(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }

@@ -18,7 +18,7 @@ const (
 	// drainingWithin is how recently a lane must have recorded an attempt to hold fan-outs
 	// back; a lane at full pace records every millisecond or so.
 	drainingWithin = 5 * time.Millisecond
-	// admitPoll is how often a held-back fan-out looks again when no commit made room.
+	// admitPoll is how often held-back fan-outs look again when no commit made room.
 	admitPoll = 2 * time.Millisecond
 )
 
@@ -40,17 +40,35 @@ func (e *engine) admit(ctx context.Context, req fanOutReq) error {
 			return nil
 		}
 		room := e.room
+		e.heldBack++
+		if e.poll == nil {
+			e.poll = time.AfterFunc(admitPoll, e.pollHeld)
+		}
 		e.mu.Unlock()
-		t := time.NewTimer(admitPoll)
 		select {
 		case <-room:
-		case <-t.C:
 		case <-ctx.Done():
-			t.Stop()
+		}
+		e.mu.Lock()
+		e.heldBack--
+		e.mu.Unlock()
+		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		t.Stop()
 	}
+}
+
+// pollHeld wakes the held-back fan-outs every admitPoll while there are some, one timer for
+// all: a lane that stops recording no longer holds them, though no commit makes room.
+func (e *engine) pollHeld() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.heldBack == 0 {
+		e.poll = nil
+		return
+	}
+	e.roomMade()
+	e.poll.Reset(admitPoll)
 }
 
 // full reports whether one of endpoints' lanes holds, or is about to hold, as many deliveries

@@ -28,8 +28,11 @@ type engine struct {
 	fanOuts  []fanOutReq
 	lanes    map[string]*lane
 	since    time.Time // when the batch being gathered began (pace.go)
-	// room is closed, and replaced, whenever lanes may have room again (admit.go).
-	room chan struct{}
+	// room is closed, and replaced, whenever lanes may have room again; heldBack counts the
+	// fan-outs waiting for it, and poll wakes them while there are some (admit.go).
+	room     chan struct{}
+	heldBack int
+	poll     *time.Timer
 }
 
 // lane is one endpoint's queue and its claim accounting. The queue holds chains: one
@@ -322,7 +325,8 @@ func (e *engine) putBack(b *bridge.DeliveryBatch, fanOuts []fanOutReq, err error
 
 // apply hands a committed batch's outcomes out: records' failures logged, fan-outs answered,
 // claimed deliveries queued in their lanes; a lane whose new deliveries (fanned, per lane) were
-// not all leased has work for a search. e.mu is held.
+// not all leased has work for a search, counted in its unleased (fanned is used up: it ends
+// holding the unleased ones). e.mu is held.
 func (e *engine) apply(b *bridge.DeliveryBatch, fanOuts []fanOutReq, fanned map[string]int) {
 	if err := e.r.recorded(b.Records); err != nil {
 		e.r.Log.Error("relay: record", "err", err)

@@ -12,24 +12,17 @@ import (
 
 // BenchmarkClaimRecord runs the stores' claim-and-record benchmark on a new SQLite file:
 // go test ./bridge/sqlite -run '^$' -bench ClaimRecord -count 10 > new.txt
-func BenchmarkClaimRecord(b *testing.B) {
-	storetest.BenchmarkClaimRecord(b, func(b *testing.B) bridge.Store {
-		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bridge.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s
-	})
-}
+func BenchmarkClaimRecord(b *testing.B) { storetest.BenchmarkClaimRecord(b, openBench) }
 
 // BenchmarkGroupCommit runs the stores' group-commit benchmark on a new SQLite file:
 // go test ./bridge/sqlite -run '^$' -bench GroupCommit -count 10 > new.txt
-func BenchmarkGroupCommit(b *testing.B) {
-	storetest.BenchmarkGroupCommit(b, func(b *testing.B) bridge.Store {
-		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bridge.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s
-	})
+func BenchmarkGroupCommit(b *testing.B) { storetest.BenchmarkGroupCommit(b, openBench) }
+
+// openBench opens a store on a new SQLite file for one benchmark run.
+func openBench(b *testing.B) bridge.Store {
+	s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bridge.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }

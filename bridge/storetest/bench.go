@@ -89,11 +89,13 @@ func claimRecord(b *testing.B, s bridge.Store, batch int) {
 // events are made before the timer starts. newStore opens a new, empty store for one run:
 // go test ./bridge/sqlite -run '^$' -bench GroupCommit -count 10 > new.txt
 func BenchmarkGroupCommit(b *testing.B, newStore func(b *testing.B) bridge.Store) {
-	for _, search := range []bool{false, true} {
-		name := map[bool]string{false: "leased=fanout", true: "leased=search"}[search]
-		b.Run(name, func(b *testing.B) {
+	for _, run := range []struct {
+		name   string
+		search bool
+	}{{"leased=fanout", false}, {"leased=search", true}} {
+		b.Run(run.name, func(b *testing.B) {
 			s := newStore(b)
-			groupCommit(b, s, search)
+			groupCommit(b, s, run.search)
 			b.StopTimer()
 			s.Close()
 		})
