@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
 // TestRelayWorkload runs the relay workload small and checks its figures are there and sane.
@@ -35,6 +37,7 @@ func BenchmarkRelayDrain(b *testing.B) {
 		jobs = 250
 	}
 	rx := benchReceiver(b)
+	defer sqlite.WriterProcs()() // as bridge run runs the relay on SQLite
 	for range b.N {
 		// The drain's log line (commits, CPU per delivery) goes to stderr, off benchstat's input.
 		tp, batches, err := drain(context.Background(), Env{Dir: b.TempDir(), Log: os.Stderr}, rx, jobs, 2, 64)
@@ -47,7 +50,8 @@ func BenchmarkRelayDrain(b *testing.B) {
 }
 
 // BenchmarkBareLoop runs the relay_throughput reference (100,000 POSTs to the same receiver)
-// and reports POSTs/s, for profiling side by side with BenchmarkRelayDrain.
+// and reports POSTs/s, for profiling side by side with BenchmarkRelayDrain, at the GOMAXPROCS
+// the process starts with (the reference's other run, at bridge run's: GOMAXPROCS=3 on 2 cores).
 func BenchmarkBareLoop(b *testing.B) {
 	n := 100000
 	if testing.Short() {
@@ -66,8 +70,8 @@ func BenchmarkBareLoop(b *testing.B) {
 }
 
 // BenchmarkRelayRatio reports relay_throughput's ratio with its reference measured around it
-// (a bare loop just before and just after the drain, averaged), which a noisy host's swings
-// move less than either figure alone: for comparing changes, several runs each.
+// (bench relay's reference just before and just after the drain, averaged), which a noisy
+// host's swings move less than either figure alone: for comparing changes, several runs each.
 func BenchmarkRelayRatio(b *testing.B) {
 	jobs, posts := 5000, 100000
 	if testing.Short() {
@@ -75,16 +79,19 @@ func BenchmarkRelayRatio(b *testing.B) {
 	}
 	rx := benchReceiver(b)
 	ctx := context.Background()
+	env := Env{Dir: b.TempDir(), Log: os.Stderr}
 	for range b.N {
-		before, err := bareLoop(ctx, rx, posts, 4)
+		before, err := bareReference(ctx, env, rx, posts)
 		if err != nil {
 			b.Fatal(err)
 		}
-		tp, _, err := drain(ctx, Env{Dir: b.TempDir(), Log: os.Stderr}, rx, jobs, 2, 64)
+		undo := sqlite.WriterProcs()
+		tp, _, err := drain(ctx, env, rx, jobs, 2, 64)
+		undo()
 		if err != nil {
 			b.Fatal(err)
 		}
-		after, err := bareLoop(ctx, rx, posts, 4)
+		after, err := bareReference(ctx, env, rx, posts)
 		if err != nil {
 			b.Fatal(err)
 		}

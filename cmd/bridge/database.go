@@ -111,6 +111,16 @@ func openDatabase(ctx context.Context, cfg *Config) (database, error) {
 	}
 }
 
+// writerProcs gives bridge run one P more on a SQLite store, whose writer returning from C
+// then finds one sooner (sqlite.WriterProcs), and returns the undo; on PostgreSQL it does
+// nothing.
+func writerProcs(db database) (undo func()) {
+	if _, ok := db.(sqliteDB); ok {
+		return sqlite.WriterProcs()
+	}
+	return func() {}
+}
+
 // describeStore names the configured store for logs and messages, without secrets.
 func describeStore(cfg *Config) string {
 	switch {

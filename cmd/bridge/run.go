@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -112,6 +113,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return err
 	}
 	defer store.Close()
+	defer writerProcs(store)()
 	b, err := buildPipeline(ctx, cfg, srcs, store, log)
 	if err != nil {
 		return err
@@ -132,7 +134,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err := checkScopes(ctx, client, b.needReports, b.needMembers, once, log); err != nil {
 		return err
 	}
-	log.Info("bridge running", "instance", p.Instance, "replica", p.Replica, "sources", len(p.Sources), "store", describeStore(cfg), "bus", cfg.Bus.Driver, "once", once)
+	log.Info("bridge running", "instance", p.Instance, "replica", p.Replica, "sources", len(p.Sources), "store", describeStore(cfg), "bus", cfg.Bus.Driver, "once", once, "gomaxprocs", runtime.GOMAXPROCS(0))
 	rl, drainBus, stopRelay, err := startRelay(ctx, cfg, store, endpoints, client, once, tel.metrics, log)
 	if err != nil {
 		return err
