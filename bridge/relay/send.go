@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
@@ -76,7 +77,8 @@ func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now 
 		return res, fmt.Errorf("webhook %s: %w", e.Name, err)
 	}
 	defer resp.Body.Close()
-	var start1K [1024]byte
+	start1K := answerStarts.Get().(*[1024]byte)
+	defer answerStarts.Put(start1K)
 	n, _ := io.ReadFull(resp.Body, start1K[:])
 	if resp.ContentLength >= 0 && resp.ContentLength <= 64<<10 {
 		io.Copy(io.Discard, resp.Body) // the rest of a short answer, so the connection is reused
@@ -87,6 +89,10 @@ func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now 
 	}
 	return res, nil
 }
+
+// answerStarts holds the buffers an answer's first KiB is read into: read through an
+// interface, a buffer on the stack would escape, 1 KiB of garbage per attempt.
+var answerStarts = sync.Pool{New: func() any { return new([1024]byte) }}
 
 // request returns the POST of body to e: its URL parsed once, its own headers, the JSON content
 // type and the bridge's User-Agent set. It fails only for an Endpoint not made by NewEndpoint
