@@ -21,7 +21,7 @@ import (
 )
 
 // bridgeProcess starts `bridge run --once` (or the given arguments) as a child process with the
-// failpoints enabled.
+// failpoints enabled, killed when the test ends if it is still running.
 func bridgeProcess(t *testing.T, config string, failpoints string, args ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
 	if len(args) == 0 {
@@ -37,6 +37,8 @@ func bridgeProcess(t *testing.T, config string, failpoints string, args ...strin
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A test that fails midway leaves no bridge running behind it (a stopped one: a no-op).
+	t.Cleanup(func() { cmd.Process.Kill() })
 	return cmd, bufio.NewScanner(stderr)
 }
 
