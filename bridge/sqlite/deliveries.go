@@ -205,7 +205,7 @@ func (s *Store) Delivery(ctx context.Context, id string) (*bridge.Delivery, []br
 	return d, attempts, rows.Err()
 }
 
-// Replay implements bridge.DeliveryStore.
+// Replay implements bridge.DeliveryStore, waiting through a busy bridge's writer (patient).
 func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilter, now time.Time) (int, error) {
 	where, args := deliveryWhere(f)
 	if len(ids) > 0 {
@@ -214,19 +214,26 @@ func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilte
 			args = append(args, id)
 		}
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
-		lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE 0 END, updated_at = ? WHERE `+where,
-		append([]any{now.UnixNano(), now.UnixNano(), now.UnixNano()}, args...)...)
-	if err != nil {
-		return 0, err
-	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	var n int64
+	err := patient(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?,
+			lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE 0 END, updated_at = ? WHERE `+where,
+			append([]any{now.UnixNano(), now.UnixNano(), now.UnixNano()}, args...)...)
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
+	return int(n), err
 }
 
 // DisableEndpoint implements bridge.DeliveryStore; the events (endpoint.disabled) go to the outbox in the
-// same transaction.
+// same transaction. It and EnableEndpoint wait through a busy bridge's writer (patient).
 func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...bridge.Event) error {
+	return patient(ctx, func() error { return s.disableEndpoint(ctx, name, reason, now, events) })
+}
+
+func (s *Store) disableEndpoint(ctx context.Context, name, reason string, now time.Time, events []bridge.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_state (name, disabled_at, reason) VALUES (?,?,?)
 			ON CONFLICT (name) DO UPDATE SET disabled_at = excluded.disabled_at, reason = excluded.reason`, name, now.UnixNano(), reason); err != nil {
@@ -243,8 +250,10 @@ func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now ti
 
 // EnableEndpoint implements bridge.DeliveryStore.
 func (s *Store) EnableEndpoint(ctx context.Context, name string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM endpoint_state WHERE name = ?`, name)
-	return err
+	return patient(ctx, func() error {
+		_, err := s.db.ExecContext(ctx, `DELETE FROM endpoint_state WHERE name = ?`, name)
+		return err
+	})
 }
 
 // DisabledEndpoints implements bridge.DeliveryStore.

@@ -93,6 +93,24 @@ func (s *Store) wal(ctx context.Context) error {
 	}
 }
 
+// patient runs fn, a short write an operator makes (an endpoint paused or resumed, a replay),
+// again while SQLite answers "database is locked", up to patientTries times: a bridge in another
+// process committing back to back under a backlog leaves the lock free only for moments between
+// its transactions, and SQLite's busy handler, polling at up to 100 ms, can miss every one of
+// them for the whole busy timeout. It returns fn's last error.
+func patient(ctx context.Context, fn func() error) error {
+	var err error
+	for range patientTries {
+		if err = fn(); !isBusy(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// patientTries is how many busy timeouts an operator's write waits through in all.
+const patientTries = 3
+
 // isBusy reports whether err is SQLite's "database is locked" (SQLITE_BUSY) or "database table
 // is locked" (SQLITE_LOCKED).
 func isBusy(err error) bool {

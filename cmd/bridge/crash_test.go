@@ -38,7 +38,11 @@ func bridgeProcess(t *testing.T, config string, failpoints string, args ...strin
 		t.Fatal(err)
 	}
 	// A test that fails midway leaves no bridge running behind it (a stopped one: a no-op).
-	t.Cleanup(func() { cmd.Process.Kill() })
+	t.Cleanup(func() {
+		if cmd.Process.Kill() == nil {
+			cmd.Wait() // reaped before the test's directories go
+		}
+	})
 	return cmd, bufio.NewScanner(stderr)
 }
 
