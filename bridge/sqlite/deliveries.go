@@ -240,7 +240,7 @@ func (s *Store) disableEndpoint(ctx context.Context, name, reason string, now ti
 			return err
 		}
 		for _, e := range events {
-			if err := emit(ctx, tx, e, now); err != nil {
+			if err := s.emit(ctx, tx, e, now); err != nil {
 				return err
 			}
 		}

@@ -18,7 +18,8 @@ import (
 
 // emit writes e to the outbox and publishes its EventRef on the bus, both on tx: the event
 // exists only if the state change it reports commits. The message's correlation id is the job.
-func emit(ctx context.Context, tx *sql.Tx, e bridge.Event, now time.Time) error {
+func (s *Store) emit(ctx context.Context, tx *sql.Tx, e bridge.Event, now time.Time) error {
+	s.emitted.Store(true) // the commit nudges this process's subscribers (Store.tx)
 	if len(e.Data) == 0 {
 		e.Data = json.RawMessage("{}")
 	}
@@ -57,6 +58,9 @@ func (s *Store) Bus(cfg bus.SubscriberConfig, logger watermill.LoggerAdapter) (*
 	if err != nil {
 		return nil, nil, err
 	}
+	s.subs.Lock()
+	s.subs.list = append(s.subs.list, sub)
+	s.subs.Unlock()
 	pub, err := bus.NewPublisher(s.db, logger)
 	if err != nil {
 		return nil, nil, err

@@ -84,7 +84,7 @@ func (s *Store) FinishRun(ctx context.Context, r bridge.ExportRun, ids []string,
 			}
 		}
 		if ev.Type != "" {
-			return emit(ctx, tx, ev, r.FinishedAt)
+			return s.emit(ctx, tx, ev, r.FinishedAt)
 		}
 		return nil
 	})

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,12 +22,21 @@ import (
 	"github.com/mattn/go-sqlite3" // the SQLite driver, and its error codes
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
 // Store is the SQLite Store.
 type Store struct {
 	db *sql.DB
+	// emitted is set by a transaction that wrote events; its commit then nudges the bus
+	// subscribers made by Bus (subs), which read them at once instead of at their next poll.
+	// Transactions run one at a time (one connection), so the flag is the running one's.
+	emitted atomic.Bool
+	subs    struct {
+		sync.Mutex
+		list []*bus.Subscriber
+	}
 }
 
 var _ bridge.Store = (*Store)(nil)
@@ -118,6 +129,9 @@ func isBusy(err error) bool {
 	return errors.As(err, &e) && (e.Code == sqlite3.ErrBusy || e.Code == sqlite3.ErrLocked)
 }
 
+// tx runs fn in one transaction, committed when fn returns nil and rolled back otherwise; it
+// returns fn's error or the commit's. A committed transaction that wrote events nudges the
+// store's bus subscribers (Bus), so they read them at once.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -125,9 +139,19 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
+		s.emitted.Store(false)
 		return err
 	}
-	return tx.Commit()
+	emitted := s.emitted.Swap(false) // before the commit frees the connection for the next
+	err = tx.Commit()
+	if emitted && err == nil {
+		s.subs.Lock()
+		for _, sub := range s.subs.list {
+			sub.Nudge()
+		}
+		s.subs.Unlock()
+	}
+	return err
 }
 
 const jobCols = `id, recording, state, reason, hold, author, external_id, metadata, idempotency_key, attempt_at, attempts,
@@ -238,7 +262,7 @@ func (s *Store) Update(ctx context.Context, j *bridge.Job, from bridge.State, re
 			}
 		}
 		for _, e := range events {
-			if err := emit(ctx, tx, e, now); err != nil {
+			if err := s.emit(ctx, tx, e, now); err != nil {
 				return err
 			}
 		}

@@ -70,13 +70,7 @@ func TestReopenKeepsState(t *testing.T) {
 // the job as correlation id.
 func TestEventsReachTheBusOnlyWithTheirChange(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	added, _ := s.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}}, "", time.Now())
-	j := added[0]
+	s, j := storeWithJob(t)
 	j.State = bridge.StateSkipped
 	if err := s.Update(ctx, &j, bridge.StateReady, "x", bridge.NewEvent(bridge.EventSkipped, &j, nil)); !errors.Is(err, bridge.ErrConflict) {
 		t.Fatalf("Update from the wrong state = %v, want ErrConflict", err)
@@ -106,6 +100,54 @@ func TestEventsReachTheBusOnlyWithTheirChange(t *testing.T) {
 		m.Ack()
 	case <-time.After(5 * time.Second):
 		t.Fatal("the committed event never reached the bus")
+	}
+}
+
+// storeWithJob opens a new store, closed when the test ends, holding one discovered job.
+func storeWithJob(t *testing.T) (*sqlite.Store, bridge.Job) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	added, err := s.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "a", Version: "1", Name: "a.wav"}}, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, added[0]
+}
+
+// TestCommittedEventsNudgeTheBus: the store's own subscriber, polling once an hour, reads an
+// event its store commits at once.
+func TestCommittedEventsNudgeTheBus(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, j := storeWithJob(t)
+	sub, _, err := s.Bus(bus.SubscriberConfig{PollInterval: time.Hour}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	msgs, err := sub.Subscribe(ctx, bridge.EventsTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the reader finds nothing and waits out its hour
+	j.State = bridge.StateReady
+	if err := s.Update(ctx, &j, bridge.StateDiscovered, ""); err != nil { // no event: no nudge
+		t.Fatal(err)
+	}
+	j.State = bridge.StateSkipped
+	if err := s.Update(ctx, &j, bridge.StateReady, "too small", bridge.NewEvent(bridge.EventSkipped, &j, nil)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-msgs:
+		m.Ack()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the committed event was not read in 10 s (the poll is an hour): no nudge")
 	}
 }
 

@@ -31,6 +31,7 @@ func (r *reader) run(ctx context.Context) {
 	defer r.release()
 	defer r.flush(context.WithoutCancel(ctx))
 	for {
+		nudged := r.s.woken() // taken before the look: a nudge during it ends the wait below
 		rows, err := r.claim(ctx)
 		wait := time.Duration(0)
 		switch {
@@ -65,6 +66,7 @@ func (r *reader) run(ctx context.Context) {
 			case <-r.s.closing:
 				return
 			case <-time.After(wait):
+			case <-nudged: // new messages from this process
 			}
 		}
 	}

@@ -94,6 +94,7 @@ type Subscriber struct {
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{}
+	wake    chan struct{} // closed by Nudge (nudge.go)
 	wg      sync.WaitGroup
 }
 
