@@ -70,6 +70,12 @@ func (s *Store) Claim(ctx context.Context, endpoint string, now time.Time, lease
 func claim(ctx context.Context, tx *sql.Tx, endpoint string, now time.Time, lease time.Duration, limit int) ([]bridge.Delivery, error) {
 	which, args := "", []any{now.UnixNano(), limit}
 	if endpoint != "" {
+		// A paused endpoint first: the search below would walk its whole backlog, every
+		// delivery refused one by one, at every commit that fans out to it.
+		var paused bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM endpoint_state WHERE name = $1)`, endpoint).Scan(&paused); err != nil || paused {
+			return nil, err
+		}
 		which, args = "AND d.endpoint = $3", append(args, endpoint)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+deliveryCols+` FROM deliveries d

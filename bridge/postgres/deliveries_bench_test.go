@@ -19,6 +19,10 @@ func BenchmarkClaimRecord(b *testing.B) { storetest.BenchmarkClaimRecord(b, open
 // (skipped without BRIDGE_TEST_POSTGRES_DSN): go test ./bridge/postgres -run '^$' -bench GroupCommit
 func BenchmarkGroupCommit(b *testing.B) { storetest.BenchmarkGroupCommit(b, openBench) }
 
+// BenchmarkClaimPaused runs the stores' paused-endpoint claim benchmark on a new PostgreSQL database:
+// go test ./bridge/postgres -run '^$' -bench ClaimPaused -count 10 > new.txt
+func BenchmarkClaimPaused(b *testing.B) { storetest.BenchmarkClaimPaused(b, openBench) }
+
 // openBench opens a store on a new PostgreSQL database for one benchmark run.
 func openBench(b *testing.B) bridge.Store {
 	s, err := postgres.Open(context.Background(), pgtest.New(b))

@@ -18,6 +18,10 @@ func BenchmarkClaimRecord(b *testing.B) { storetest.BenchmarkClaimRecord(b, open
 // go test ./bridge/sqlite -run '^$' -bench GroupCommit -count 10 > new.txt
 func BenchmarkGroupCommit(b *testing.B) { storetest.BenchmarkGroupCommit(b, openBench) }
 
+// BenchmarkClaimPaused runs the stores' paused-endpoint claim benchmark on a new SQLite file:
+// go test ./bridge/sqlite -run '^$' -bench ClaimPaused -count 10 > new.txt
+func BenchmarkClaimPaused(b *testing.B) { storetest.BenchmarkClaimPaused(b, openBench) }
+
 // openBench opens a store on a new SQLite file for one benchmark run.
 func openBench(b *testing.B) bridge.Store {
 	s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bridge.db"))
