@@ -138,8 +138,8 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	if err := fn(tx); err != nil {
+		s.emitted.Store(false) // before the rollback frees the connection for the next
 		tx.Rollback()
-		s.emitted.Store(false)
 		return err
 	}
 	emitted := s.emitted.Swap(false) // before the commit frees the connection for the next
