@@ -30,11 +30,15 @@ var errLeaseLost = errors.New("lease lost")
 func (r *reader) run(ctx context.Context) {
 	defer r.release()
 	defer r.flush(context.WithoutCancel(ctx))
+	full := false // the last read took a whole batch: more is likely waiting
 	for {
 		nudged := r.s.woken() // taken before the look: a nudge during it ends the wait below
-		rows, err := r.claim(ctx)
+		rows, err := r.claim(ctx, full)
+		full = err == nil && len(rows) == r.s.cfg.BatchSize
 		wait := time.Duration(0)
 		switch {
+		case errors.Is(err, errLeaseLost):
+			wait = r.s.cfg.PollInterval // another reader has the group: look again later
 		case err != nil:
 			if ctx.Err() == nil {
 				r.log.Error("Cannot read messages", err, nil)
@@ -51,12 +55,16 @@ func (r *reader) run(ctx context.Context) {
 			r.log.Error("Cannot ack message", err, nil)
 			wait = r.s.cfg.RetryInterval
 		}
-		if err := r.flush(ctx); err != nil && !errors.Is(err, errLeaseLost) && !r.stopping(ctx) {
-			r.log.Error("Cannot ack messages", err, nil)
-			wait = r.s.cfg.RetryInterval
-		}
 		if r.stopping(ctx) {
 			return
+		}
+		if wait > 0 || !full {
+			// Going to wait (or to look first): the acks are written now. Otherwise the next
+			// read writes them in its own transaction, one write for both.
+			if err := r.flush(ctx); err != nil && !errors.Is(err, errLeaseLost) && !r.stopping(ctx) {
+				r.log.Error("Cannot ack messages", err, nil)
+				wait = r.s.cfg.RetryInterval
+			}
 		}
 		if wait > 0 {
 			r.release() // let another reader of the group in while this one waits
@@ -91,28 +99,46 @@ func (r *reader) exec(ctx context.Context, db watermillsql.ContextExecutor, q wa
 	return res.RowsAffected()
 }
 
-// claim takes the group's lease and reads the next batch in one short transaction; it returns
-// nothing without writing when there is nothing to read, or when another reader holds the lease.
-func (r *reader) claim(ctx context.Context) ([]watermillsql.Row, error) {
-	// A read first: no write transaction while there is nothing to read or another reader
-	// holds a live lease.
+// claim takes the group's lease and reads the next batch in one short transaction, which
+// also writes the acks not yet written (flush's, folded in: one write for both). It returns
+// nothing without writing when there is nothing to read, or when another reader holds the
+// lease; with acks to write, a lease lost since is errLeaseLost (those acks do not count, and
+// the messages are read again). After a full batch (more) it reads without looking first.
+func (r *reader) claim(ctx context.Context, more bool) ([]watermillsql.Row, error) {
 	now := time.Now()
-	var pending int
-	err := r.s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+offsetsTable(r.topic)+` o WHERE o.consumer_group = ?
-		AND (o.leased_by = '' OR o.leased_by = ? OR o.lease_until < ?)
-		AND EXISTS (SELECT 1 FROM `+messagesTable(r.topic)+` m WHERE m."offset" > o.offset_acked))`,
-		r.s.cfg.ConsumerGroup, r.holder, now.UnixNano()).Scan(&pending)
-	if err != nil || pending == 0 {
-		return nil, err
+	if !more {
+		// A read first: no write transaction while there is nothing to read or another
+		// reader holds a live lease.
+		var pending int
+		err := r.s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+offsetsTable(r.topic)+` o WHERE o.consumer_group = ?
+			AND (o.leased_by = '' OR o.leased_by = ? OR o.lease_until < ?)
+			AND EXISTS (SELECT 1 FROM `+messagesTable(r.topic)+` m WHERE m."offset" > o.offset_acked))`,
+			r.s.cfg.ConsumerGroup, r.holder, now.UnixNano()).Scan(&pending)
+		if err != nil || pending == 0 {
+			return nil, err
+		}
 	}
 	tx, err := r.s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
+	if acked := r.acked; acked > 0 {
+		r.acked = 0 // written with this transaction, or lost with the lease
+		q := r.s.offsets.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, acked, now.Add(r.s.cfg.Lease).UnixNano())
+		if n, err := r.exec(ctx, tx, q); err != nil {
+			r.acked = acked
+			return nil, fmt.Errorf("ack offset %d: %w", acked, err)
+		} else if n == 0 {
+			return nil, errLeaseLost
+		}
+	}
 	n, err := r.exec(ctx, tx, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), now.Add(r.s.cfg.Lease).UnixNano()))
-	if err != nil || n == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if n == 0 {
+		return nil, tx.Commit() // nothing written: the lease is another reader's
 	}
 	r.held = true
 	q := r.s.schema.SelectQuery(r.topic, r.s.cfg.ConsumerGroup, r.s.offsets)
@@ -213,8 +239,8 @@ func (r *reader) renew(ctx context.Context) error {
 	return nil
 }
 
-// flush writes the acked offset (renewing the lease): one transaction per batch rather than
-// per message. After a crash the acked messages not yet written are read again: delivery is
+// flush writes the acked offset (renewing the lease) in a transaction of its own, before the
+// reader waits or stops (under a backlog the next read writes it: claim). After a crash the acked messages not yet written are read again: delivery is
 // at least once either way.
 func (r *reader) flush(ctx context.Context) error {
 	if r.acked == 0 {

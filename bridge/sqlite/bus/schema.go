@@ -13,7 +13,8 @@
 //
 // Here a consumer group's reader instead takes a lease on the group's offset row in one short
 // transaction, reads a batch, commits, hands the messages out one at a time, and writes the
-// acked offset in another short transaction per batch (and with each lease renewal). A lease
+// acked offset with the next batch's read (under a backlog: one write per batch), or in a short
+// transaction of its own before it waits for more (and with each lease renewal). A lease
 // that is not renewed (a crashed process) expires and another subscriber of the group resumes
 // after the last written ack: delivery is at least once, in order. pubsub_test.go runs
 // Watermill's universal suite (pubsub/tests.TestPubSub) against it.
