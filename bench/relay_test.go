@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
@@ -23,8 +24,8 @@ func TestRelayWorkload(t *testing.T) {
 	if tp := rep.Results[0]; tp.Reference == nil || *tp.Reference <= 0 || tp.Ratio == nil {
 		t.Errorf("relay_throughput has no bare-loop reference: %+v", tp)
 	}
-	if len(rep.Charts) != 2 || len(rep.Charts[0].Lines[0].Points) != 4 {
-		t.Errorf("charts = %+v, want throughput against 4 windows and the lag chart", rep.Charts)
+	if len(rep.Charts) != 2 || len(rep.Charts[0].Lines[0].Points) != 5 {
+		t.Errorf("charts = %+v, want throughput against 5 windows and the lag chart", rep.Charts)
 	}
 }
 
@@ -40,7 +41,7 @@ func BenchmarkRelayDrain(b *testing.B) {
 	defer sqlite.WriterProcs()() // as bridge run runs the relay on SQLite
 	for range b.N {
 		// The drain's log line (commits, CPU per delivery) goes to stderr, off benchstat's input.
-		tp, batches, err := drain(context.Background(), Env{Dir: b.TempDir(), Log: os.Stderr}, rx, jobs, 2, 64)
+		tp, batches, err := drain(context.Background(), Env{Dir: b.TempDir(), Log: os.Stderr}, rx, jobs, 2, relay.BusInFlight)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func BenchmarkRelayRatio(b *testing.B) {
 			b.Fatal(err)
 		}
 		undo := sqlite.WriterProcs()
-		tp, _, err := drain(ctx, env, rx, jobs, 2, 64)
+		tp, _, err := drain(ctx, env, rx, jobs, 2, relay.BusInFlight)
 		undo()
 		if err != nil {
 			b.Fatal(err)

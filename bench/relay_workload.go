@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
 )
 
@@ -38,7 +39,7 @@ func Relay(ctx context.Context, env Env) (*Report, error) {
 	n := jobs * perJob * relayEndpoints
 	env.Logf("bench relay: %d deliveries (%d jobs × %d events × %d endpoints)", n, jobs, perJob, relayEndpoints)
 	undo := sqlite.WriterProcs() // the relay runs as bridge run runs it on SQLite
-	tp, batches, err := drain(ctx, env, rx, jobs, perJob, 64)
+	tp, batches, err := drain(ctx, env, rx, jobs, perJob, relay.BusInFlight)
 	undo()
 	if err != nil {
 		return nil, fmt.Errorf("bench relay: %w", err)
@@ -147,7 +148,7 @@ func lagFigures(ctx context.Context, env Env, rx *receiver, tp float64, paced ti
 // windowChart measures the throughput against the bus window (how many events one group
 // commit may fan out), beside the bare loop's figure.
 func windowChart(ctx context.Context, env Env, rx *receiver, jobs, perJob int, bare float64) (Chart, error) {
-	windows := []int{1, 8, 64, 256}
+	windows := []int{1, 8, 32, 64, relay.BusInFlight}
 	line, bareLine := Line{Name: "relay"}, Line{Name: "bare loop"}
 	for _, w := range windows {
 		t, _, err := drain(ctx, env, rx, jobs, perJob, w)
@@ -176,7 +177,7 @@ func pacedRun(ctx context.Context, env Env, rx *receiver, rate float64, d time.D
 		return pacedResult{}, fmt.Errorf("scratch directory: %w", err)
 	}
 	events := int(rate / relayEndpoints * d.Seconds())
-	s, err := newRelaySetup(ctx, dir, rx, max(events, 1), 64)
+	s, err := newRelaySetup(ctx, dir, rx, max(events, 1), relay.BusInFlight)
 	if err != nil {
 		return pacedResult{}, err
 	}

