@@ -17,14 +17,19 @@ import (
 )
 
 // receiver is the CRM side of the relay workloads: an HTTP server on loopback answering 200
-// at once, after reading the body and the message's timestamp, noting per path how long after
-// the event each message arrived. A path in slow answers only after 11 s (past a 10 s timeout).
+// at once, after reading the body, noting per path when each message arrived, with its job id. A path in slow answers only after 11 s (past a 10 s timeout).
 type receiver struct {
-	url  string
-	srv  *http.Server
-	mu   sync.Mutex
-	lags map[string][]time.Duration
-	slow map[string]bool
+	url      string
+	srv      *http.Server
+	mu       sync.Mutex
+	receipts map[string][]receipt
+	slow     map[string]bool
+}
+
+// receipt is one message's arrival: its job, and when it came.
+type receipt struct {
+	job string
+	at  time.Time
 }
 
 func newReceiver() (*receiver, error) {
@@ -32,7 +37,7 @@ func newReceiver() (*receiver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
-	rx := &receiver{url: "http://" + ln.Addr().String(), lags: map[string][]time.Duration{}, slow: map[string]bool{}}
+	rx := &receiver{url: "http://" + ln.Addr().String(), receipts: map[string][]receipt{}, slow: map[string]bool{}}
 	rx.srv = &http.Server{Handler: rx, ReadHeaderTimeout: 10 * time.Second}
 	go rx.srv.Serve(ln)
 	return rx, nil
@@ -51,36 +56,38 @@ func (rx *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var m struct {
-		Timestamp time.Time `json:"timestamp"`
+		Data struct {
+			JobID string `json:"job_id"`
+		} `json:"data"`
 	}
 	body, _ := io.ReadAll(r.Body)
 	if err := json.Unmarshal(body, &m); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	lag := time.Since(m.Timestamp)
+	at := time.Now()
 	rx.mu.Lock()
-	rx.lags[r.URL.Path] = append(rx.lags[r.URL.Path], lag)
+	rx.receipts[r.URL.Path] = append(rx.receipts[r.URL.Path], receipt{m.Data.JobID, at})
 	rx.mu.Unlock()
 }
 
-// reset forgets the lags noted so far and sets which paths time out.
+// reset forgets the receipts noted so far and sets which paths time out.
 func (rx *receiver) reset(slow ...string) {
 	rx.mu.Lock()
 	defer rx.mu.Unlock()
-	rx.lags = map[string][]time.Duration{}
+	rx.receipts = map[string][]receipt{}
 	rx.slow = map[string]bool{}
 	for _, p := range slow {
 		rx.slow[p] = true
 	}
 }
 
-// taken returns the lags noted on every path but those in skip.
-func (rx *receiver) taken(skip ...string) []time.Duration {
+// taken returns the receipts noted on every path but those in skip.
+func (rx *receiver) taken(skip ...string) []receipt {
 	rx.mu.Lock()
 	defer rx.mu.Unlock()
-	var out []time.Duration
-	for p, l := range rx.lags {
+	var out []receipt
+	for p, l := range rx.receipts {
 		if !slices.Contains(skip, p) {
 			out = append(out, l...)
 		}
