@@ -24,7 +24,8 @@ type reader struct {
 	acked  int64 // the last acked offset not yet written (0: none)
 }
 
-// errLeaseLost stops a batch whose lease another reader took over.
+// errLeaseLost stops a batch whose lease another reader took over; the acks not yet written
+// (by flush, or by the next read: claim) do not count, and the new holder reads them again.
 var errLeaseLost = errors.New("lease lost")
 
 func (r *reader) run(ctx context.Context) {
@@ -123,22 +124,35 @@ func (r *reader) claim(ctx context.Context, more bool) ([]watermillsql.Row, erro
 		return nil, err
 	}
 	defer tx.Rollback()
-	if acked := r.acked; acked > 0 {
-		r.acked = 0 // written with this transaction, or lost with the lease
-		q := r.s.offsets.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, acked, now.Add(r.s.cfg.Lease).UnixNano())
-		if n, err := r.exec(ctx, tx, q); err != nil {
-			r.acked = acked
-			return nil, fmt.Errorf("ack offset %d: %w", acked, err)
-		} else if n == 0 {
+	rows, err := r.readIn(ctx, tx, now)
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		return nil, err // the acks not written stay noted (unless the lease was lost)
+	}
+	r.acked = 0 // written
+	return rows, nil
+}
+
+// readIn is claim's transaction: the acks not yet written (under the lease: errLeaseLost,
+// and they are dropped, when another reader has taken it), the lease, and the next batch
+// (nothing when the lease is another reader's).
+func (r *reader) readIn(ctx context.Context, tx *sql.Tx, now time.Time) ([]watermillsql.Row, error) {
+	until := now.Add(r.s.cfg.Lease).UnixNano()
+	if r.acked > 0 {
+		n, err := r.exec(ctx, tx, r.s.offsets.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, r.acked, until))
+		if err != nil {
+			return nil, fmt.Errorf("ack offset %d: %w", r.acked, err)
+		}
+		if n == 0 {
+			r.acked = 0 // they do not count: the new holder reads those messages again
 			return nil, errLeaseLost
 		}
 	}
-	n, err := r.exec(ctx, tx, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), now.Add(r.s.cfg.Lease).UnixNano()))
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, tx.Commit() // nothing written: the lease is another reader's
+	n, err := r.exec(ctx, tx, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), until))
+	if err != nil || n == 0 {
+		return nil, err // n == 0: the lease is another reader's
 	}
 	r.held = true
 	q := r.s.schema.SelectQuery(r.topic, r.s.cfg.ConsumerGroup, r.s.offsets)
@@ -155,10 +169,7 @@ func (r *reader) claim(ctx context.Context, more bool) ([]watermillsql.Row, erro
 		}
 		out = append(out, row)
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, err
-	}
-	return out, tx.Commit()
+	return out, errors.Join(rows.Err(), rows.Close())
 }
 
 // deliverInOrder hands rows out one at a time, each until it is acked.
@@ -187,7 +198,7 @@ func (r *reader) deliver(ctx context.Context, row watermillsql.Row) error {
 			return err
 		}
 		if acked {
-			r.acked = row.Offset // written with the batch (flush), or sooner with a lease renewal
+			r.acked = row.Offset // written by the next read (claim) or flush, or sooner with a lease renewal
 			return nil
 		}
 		select {
@@ -240,8 +251,8 @@ func (r *reader) renew(ctx context.Context) error {
 }
 
 // flush writes the acked offset (renewing the lease) in a transaction of its own, before the
-// reader waits or stops (under a backlog the next read writes it: claim). After a crash the acked messages not yet written are read again: delivery is
-// at least once either way.
+// reader waits or stops (under a backlog the next read writes it: claim). After a crash the
+// acked messages not yet written are read again: delivery is at least once either way.
 func (r *reader) flush(ctx context.Context) error {
 	if r.acked == 0 {
 		return nil

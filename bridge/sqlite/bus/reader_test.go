@@ -100,8 +100,8 @@ func TestBacklogIsReadWithOneWritePerBatch(t *testing.T) {
 }
 
 // TestAcksOfALostLeaseDoNotCount checks that acks written with the next read count only while
-// the reader still holds the lease: taken over meanwhile, the offset stays, and the new holder
-// reads those messages again.
+// the reader still holds the lease: taken over meanwhile, the offset stays, and once the lease
+// is free again the messages are read again.
 func TestAcksOfALostLeaseDoNotCount(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -115,13 +115,14 @@ func TestAcksOfALostLeaseDoNotCount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sub, _ := bus.NewSubscriber(db, bus.SubscriberConfig{ConsumerGroup: "g", BatchSize: 2, PollInterval: time.Hour}, nil)
+	sub, _ := bus.NewSubscriber(db, bus.SubscriberConfig{ConsumerGroup: "g", BatchSize: 2, PollInterval: 10 * time.Millisecond}, nil)
 	defer sub.Close()
 	out, err := sub.Subscribe(ctx, "events")
 	if err != nil {
 		t.Fatal(err)
 	}
-	(<-out).Ack()
+	first := <-out
+	first.Ack()
 	second := <-out
 	// Another reader takes the lease before the batch's last ack.
 	if _, err := db.Exec(`UPDATE watermill_offsets_events SET leased_by = 'other', lease_until = ? WHERE consumer_group = 'g'`,
@@ -140,5 +141,18 @@ func TestAcksOfALostLeaseDoNotCount(t *testing.T) {
 	}
 	if acked != 0 {
 		t.Errorf("offset_acked = %d after the lease was lost, want 0 (the acks do not count)", acked)
+	}
+	// The other reader's lease runs out: the group resumes from the offset written.
+	if _, err := db.Exec(`UPDATE watermill_offsets_events SET lease_until = 0 WHERE consumer_group = 'g'`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-out:
+		if m.UUID != first.UUID {
+			t.Errorf("after the takeover, read %s first, want %s again", m.UUID, first.UUID)
+		}
+		m.Ack()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the group never resumed after the other reader's lease ran out")
 	}
 }
