@@ -70,6 +70,8 @@ func TestRedact(t *testing.T) {
 		{"AUTHORIZATION: BEARER abc.def", "AUTHORIZATION: BEARER [redacted]"},
 		{`{"Client_Secret": "s3"}`, `{"Client_Secret":"[redacted]"}`},
 		{"x?ACCESS_TOKEN=abc", "x?[redacted]"},
+		{`{"client_ſecret":"x"}`, `{"client_ſecret":"[redacted]"}`}, // Unicode folds ſ to s
+		{"x?acceſs_token=abc", "x?[redacted]"},
 	}
 	for _, tc := range tests {
 		if got := Redact(tc.in); got != tc.want {

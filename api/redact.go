@@ -17,8 +17,13 @@ var secretRe = regexp.MustCompile(`(mk_live_|mk_test_|whsec_)[A-Za-z0-9_+/=-]+|(
 var secretMarkers = append([]string{"mk_live_", "mk_test_", "whsec_", "bearer", "access_token=", "eyj"}, secretFields...)
 
 // mayHoldSecret reports whether s holds one of secretMarkers: a text without any (most event
-// texts) is left as it is without running secretRe over it, which costs tens of µs a KB.
+// texts) is left as it is without running secretRe over it, which costs tens of µs a KB. The
+// expression's case folding also matches 'ſ' (long s) for 's', which ToLower keeps: a text
+// with one is always run through it.
 func mayHoldSecret(s string) bool {
+	if strings.ContainsRune(s, 'ſ') {
+		return true
+	}
 	lower := strings.ToLower(s)
 	for _, m := range secretMarkers {
 		if strings.Contains(lower, m) {

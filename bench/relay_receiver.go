@@ -17,7 +17,8 @@ import (
 )
 
 // receiver is the CRM side of the relay workloads: an HTTP server on loopback answering 200
-// at once, after reading the body, noting per path when each message arrived, with its job id. A path in slow answers only after 11 s (past a 10 s timeout).
+// at once, after reading the body, noting per path when each message arrived, with its job
+// id. A path in slow answers only after 11 s (past a 10 s timeout).
 type receiver struct {
 	url      string
 	srv      *http.Server

@@ -96,16 +96,16 @@ func bareReference(ctx context.Context, env Env, rx *receiver, n int) (float64, 
 	return best, nil
 }
 
-// lagFigures measures the lag at steady rates (a quarter, half and three quarters of tp, the
-// chart), half of tp being the figure (the better p99 of its no-fault runs); then isolation:
-// one endpoint timing out, each such run paired with the no-fault run just before it, three
-// pairs. The pair of median ratio is the figure: a pair's runs are a few seconds apart, so a
+// lagFigures measures the lag at steady rates (a quarter, three quarters and half of tp, in
+// that order, the chart), half of tp being the figure (the better p99 of its three no-fault
+// runs); then isolation: one endpoint timing out, each such run paired with the no-fault run
+// just before it (the first pair's is the chart's last), three pairs. The pair of median ratio is the figure: a pair's runs are a few seconds apart, so a
 // host's drift moves both alike, and one noisy pair does not decide it.
 func lagFigures(ctx context.Context, env Env, rx *receiver, tp float64, paced time.Duration) ([]Result, Chart, error) {
 	lagChart := Chart{Title: "Commit-to-receipt lag against offered rate (two events per transaction)", XLabel: "offered deliveries/s", YLabel: "lag (ms)",
 		Lines: []Line{{Name: "p50"}, {Name: "p90"}, {Name: "p99"}}}
 	var half pacedResult
-	for _, f := range []float64{0.25, 0.5, 0.75} {
+	for _, f := range []float64{0.25, 0.75, 0.5} { // half last: the first isolation pair's
 		res, err := pacedRun(ctx, env, rx, tp*f, paced)
 		if err != nil {
 			return nil, Chart{}, fmt.Errorf("bench relay: paced at %.0f/s: %w", tp*f, err)
@@ -117,6 +117,9 @@ func lagFigures(ctx context.Context, env Env, rx *receiver, tp float64, paced ti
 		if f == 0.5 {
 			half = res
 		}
+	}
+	for i := range lagChart.Lines {
+		slices.SortFunc(lagChart.Lines[i].Points, func(a, b Point) int { return cmp.Compare(a.X, b.X) })
 	}
 	pairs, err := isolationPairs(ctx, env, rx, tp*0.5, paced, half)
 	if err != nil {

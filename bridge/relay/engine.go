@@ -72,8 +72,9 @@ type fanOutReq struct {
 
 // LaneRounds is how many rounds of PerEndpoint deliveries a lane claims ahead: a lane holds at
 // most LaneRounds × PerEndpoint deliveries claimed and not yet recorded (what a crash may send
-// again). It is more than twice what the bus hands out at once (BusInFlight events, a delivery
-// each per lane), so a lane still holds work while the next events' fan-outs commit.
+// again). At the default PerEndpoint (4) a lane holds 256, more than twice what the bus hands
+// out at once (BusInFlight events, a delivery each per lane), so a lane still holds work while
+// the next events' fan-outs commit.
 const LaneRounds = 64
 
 func newEngine(r *Relay, interval time.Duration) *engine {
