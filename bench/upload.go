@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -79,12 +80,21 @@ func Upload(ctx context.Context, env Env) (*Report, error) {
 		env.Logf("bench upload: curl -T %d: %.0f MiB/s", i+1, uploadRate(size, secs))
 		return nil
 	}
-	// Bridge, curl, curl, bridge: each side goes first once (the first upload of a run finds
-	// the disk's write-back and the caches colder than the next).
-	for i, run := range []func(int) error{bridgeRun, curlRun, curlRun, bridgeRun} {
-		if err := run(i / 2); err != nil {
+	// Bridge, curl, curl, bridge, bridge, curl: each side goes first and second alike (the
+	// first upload of a run finds the caches colder than the next), three times each, the
+	// best kept; before each, the disk's write-back is flushed (sync), so one upload's file
+	// is not written back during the next one.
+	n := map[bool]int{}
+	for _, side := range []bool{true, false, false, true, true, false} {
+		syscall.Sync()
+		run := curlRun
+		if side {
+			run = bridgeRun
+		}
+		if err := run(n[side]); err != nil {
 			return nil, err
 		}
+		n[side]++
 	}
 	results := []Result{
 		Goal{MinRatio: Ref(0.8)}.Figure("upload_throughput", bridgeBest, "MiB/s", Ref(curlBest), "curl -T"),
