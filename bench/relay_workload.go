@@ -99,8 +99,9 @@ func bareReference(ctx context.Context, env Env, rx *receiver, n int) (float64, 
 // lagFigures measures the lag at steady rates (a quarter, three quarters and half of tp, in
 // that order, the chart), half of tp being the figure (the better p99 of its three no-fault
 // runs); then isolation: one endpoint timing out, each such run paired with the no-fault run
-// just before it (the first pair's is the chart's last), three pairs. The pair of median ratio is the figure: a pair's runs are a few seconds apart, so a
-// host's drift moves both alike, and one noisy pair does not decide it.
+// just before it (the first pair's is the chart's last), three pairs. The pair of median ratio
+// is the figure: a pair's runs are a few seconds apart, so a host's drift moves both alike,
+// and one noisy pair does not decide it.
 func lagFigures(ctx context.Context, env Env, rx *receiver, tp float64, paced time.Duration) ([]Result, Chart, error) {
 	lagChart := Chart{Title: "Commit-to-receipt lag against offered rate (two events per transaction)", XLabel: "offered deliveries/s", YLabel: "lag (ms)",
 		Lines: []Line{{Name: "p50"}, {Name: "p90"}, {Name: "p99"}}}
@@ -221,15 +222,18 @@ func pacedRun(ctx context.Context, env Env, rx *receiver, rate float64, d time.D
 	defer warmed.Stop()
 	var wg sync.WaitGroup
 	errs := make(chan error, pacedProducers)
+	pctx, stop := context.WithCancel(ctx) // the first producer to fail stops the others
+	defer stop()
 	committed := make([]time.Time, len(s.jobs)) // each job's commit, written by its producer only
 	for p := range pacedProducers {
 		wg.Go(func() {
-			for i := p; i < len(s.jobs); i += pacedProducers {
+			for i := p; i < len(s.jobs) && pctx.Err() == nil; i += pacedProducers {
 				if at := start.Add(time.Duration(i) * every); time.Until(at) > 0 {
 					time.Sleep(time.Until(at))
 				}
-				if err := s.emit(ctx, &s.jobs[i], pacedPerJob); err != nil {
+				if err := s.emit(pctx, &s.jobs[i], pacedPerJob); err != nil {
 					errs <- fmt.Errorf("emit: %w", err)
+					stop()
 					return
 				}
 				committed[i] = time.Now()
@@ -241,6 +245,9 @@ func pacedRun(ctx context.Context, env Env, rx *receiver, rate float64, d time.D
 	case err := <-errs:
 		return pacedResult{}, err
 	default:
+		if err := ctx.Err(); err != nil {
+			return pacedResult{}, err
+		}
 	}
 	offered := float64(len(s.jobs)*pacedPerJob*relayEndpoints) / time.Since(start).Seconds()
 	time.Sleep(300 * time.Millisecond) // the last events' deliveries

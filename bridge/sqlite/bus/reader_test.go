@@ -41,6 +41,22 @@ func openCounted(t testing.TB, path string) *sql.DB {
 	return db
 }
 
+// publishN creates the topic "events" in db and publishes n messages to it in one transaction.
+func publishN(t testing.TB, db *sql.DB, n int) {
+	t.Helper()
+	if err := bus.InitializeSchema(context.Background(), db, "events"); err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := bus.NewPublisher(db, nil)
+	var msgs []*message.Message
+	for range n {
+		msgs = append(msgs, message.NewMessage(watermill.NewUUID(), []byte(`{}`)))
+	}
+	if err := pub.Publish("events", msgs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBacklogIsReadWithOneWritePerBatch checks that a backlog costs one write transaction per
 // batch: the acks of a full batch are written by the next read's transaction, not by one of
 // their own. 100 messages in batches of 10 take 10 reads; ack writes of their own would double
@@ -49,17 +65,7 @@ func TestBacklogIsReadWithOneWritePerBatch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := openCounted(t, filepath.Join(t.TempDir(), "bus.db"))
-	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := bus.NewPublisher(db, nil)
-	var msgs []*message.Message
-	for range 100 {
-		msgs = append(msgs, message.NewMessage(watermill.NewUUID(), []byte(`{}`)))
-	}
-	if err := pub.Publish("events", msgs...); err != nil {
-		t.Fatal(err)
-	}
+	publishN(t, db, 100)
 	for _, inFlight := range []int{1, 8} {
 		group := map[int]string{1: "one-at-a-time", 8: "window"}[inFlight]
 		sub, err := bus.NewSubscriber(db, bus.SubscriberConfig{ConsumerGroup: group, BatchSize: 10, InFlight: inFlight,
@@ -106,15 +112,7 @@ func TestAcksOfALostLeaseDoNotCount(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := openDB(t, filepath.Join(t.TempDir(), "bus.db"))
-	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := bus.NewPublisher(db, nil)
-	for range 4 {
-		if err := pub.Publish("events", message.NewMessage(watermill.NewUUID(), nil)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	publishN(t, db, 4)
 	sub, _ := bus.NewSubscriber(db, bus.SubscriberConfig{ConsumerGroup: "g", BatchSize: 2, PollInterval: 10 * time.Millisecond}, nil)
 	defer sub.Close()
 	out, err := sub.Subscribe(ctx, "events")
