@@ -77,6 +77,11 @@ const (
 	// HoldSourceUnavailable: the source kept failing past its retry deadline (a download that
 	// keeps failing); tried again every few hours.
 	HoldSourceUnavailable HoldReason = "source_unavailable"
+	// HoldSourceBlocked: the source refused the download until its account is set up or a quota
+	// renews (402 Payment Required, a licence or access policy missing, a daily download quota
+	// spent: connectors.ErrBlocked); tried again daily (or when the source said) and at once
+	// when released by hand. Never a failure: the recording is fine.
+	HoldSourceBlocked HoldReason = "source_blocked"
 	// HoldAuthorRefused: the service refused the author (not a member, invalid, unsupported
 	// type) after the job was mapped again once; tried again every 10 minutes.
 	HoldAuthorRefused HoldReason = "author_refused"
@@ -86,7 +91,7 @@ const (
 )
 
 // HoldReasons lists every hold reason.
-var HoldReasons = []HoldReason{HoldUnmapped, HoldNoBalance, HoldSourceUnavailable, HoldAuthorRefused, HoldUpstreamSetting}
+var HoldReasons = []HoldReason{HoldUnmapped, HoldNoBalance, HoldSourceUnavailable, HoldSourceBlocked, HoldAuthorRefused, HoldUpstreamSetting}
 
 // Job carries one recording through the pipeline.
 type Job struct {

@@ -118,3 +118,53 @@ func sourceBackoff(failures int, retryAfter time.Duration) time.Duration {
 	wait := b/2 + rand.N(b/2+1)
 	return max(wait, min(retryAfter, 24*time.Hour))
 }
+
+// ReasonSourceBlocked begins the reason of a job held because its source refused the download
+// until its account is set up or a quota renews (connectors.ErrBlocked).
+const ReasonSourceBlocked = "source_blocked"
+
+// sourceBlocked handles a source refusal about the account (402, a licence or access policy
+// missing, a spent download quota): never a failure, since the recording is fine. The job is
+// held with the source's own words, announced once per series (a recording.held event), and
+// tried again after the wait the refusal names (a day by default) or at once when released.
+func (p *Pipeline) sourceBlocked(ctx context.Context, j *Job, err error) error {
+	now := p.now()
+	wait := connectors.BlockedWait(err)
+	last := err.Error()
+	var be *connectors.BlockedError
+	if errors.As(err, &be) {
+		last = be.Err.Error() // the source's own words, without the upload's wrapping
+	}
+	if !strings.Contains(last, j.ItemID) {
+		last = "item " + j.ItemID + ": " + last
+	}
+	reason := fmt.Sprintf("%s: source %s: %s (tried again every %s, or now with bridge jobs release %s)",
+		ReasonSourceBlocked, j.Source, last, wait.Round(time.Minute), j.ID)
+	j.NextAt = now.Add(wait)
+	p.metrics().Upload(UploadHeld)
+	var events []Event
+	if !p.blockedAnnounced(ctx, j) {
+		events = append(events, NewEvent(EventHeld, j, map[string]any{"reason": reason, "code": ReasonSourceBlocked}))
+	}
+	return p.hold(ctx, j, HoldSourceBlocked, reason, events...)
+}
+
+// blockedAnnounced reports whether the job's current series of tries ended in a hold for a
+// blocked source already: going back through its history over its upload attempts, the first
+// other change is such a hold.
+func (p *Pipeline) blockedAnnounced(ctx context.Context, j *Job) bool {
+	hist, err := p.Store.History(ctx, j.ID)
+	if err != nil {
+		return false
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		c := hist[i]
+		switch {
+		case c.To == StateHeld:
+			return strings.HasPrefix(c.Reason, ReasonSourceBlocked+":")
+		case c.To != StateUploading:
+			return false
+		}
+	}
+	return false
+}

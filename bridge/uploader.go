@@ -271,6 +271,8 @@ func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
 	case errors.As(err, &content):
 		p.metrics().Upload(UploadSkipped)
 		return p.skip(ctx, j, content.Error())
+	case errors.Is(err, connectors.ErrBlocked):
+		return p.sourceBlocked(ctx, j, err)
 	case sourceTransient(err):
 		return p.sourceFailed(ctx, j, err)
 	case errors.Is(err, api.ErrSource):

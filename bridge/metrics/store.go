@@ -24,7 +24,7 @@ var (
 	jobsDesc = prometheus.NewDesc("bridge_jobs",
 		"Jobs in the store by state (every replica of one store reports the same figures).", []string{"state"}, nil)
 	heldDesc = prometheus.NewDesc("bridge_jobs_held",
-		"Held jobs in the store by typed hold reason (unmapped, no_balance, source_unavailable, author_refused, upstream_setting).", []string{"reason"}, nil)
+		"Held jobs in the store by typed hold reason (unmapped, no_balance, source_unavailable, source_blocked, author_refused, upstream_setting).", []string{"reason"}, nil)
 	deadDesc = prometheus.NewDesc("bridge_deliveries_dead",
 		"Dead letters in the store by endpoint: deliveries given up, waiting for a replay.", []string{"endpoint"}, nil)
 	disabledDesc = prometheus.NewDesc("bridge_endpoint_disabled",

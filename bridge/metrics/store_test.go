@@ -55,10 +55,11 @@ func TestStoreCollector(t *testing.T) {
 	}
 	c := &metrics.StoreCollector{Store: s, Endpoints: []string{"crm", "audit"}, Exports: []string{"nightly"}}
 	want := `
-# HELP bridge_jobs_held Held jobs in the store by typed hold reason (unmapped, no_balance, source_unavailable, author_refused, upstream_setting).
+# HELP bridge_jobs_held Held jobs in the store by typed hold reason (unmapped, no_balance, source_unavailable, source_blocked, author_refused, upstream_setting).
 # TYPE bridge_jobs_held gauge
 bridge_jobs_held{reason="author_refused"} 0
 bridge_jobs_held{reason="no_balance"} 1
+bridge_jobs_held{reason="source_blocked"} 0
 bridge_jobs_held{reason="source_unavailable"} 0
 bridge_jobs_held{reason="unmapped"} 2
 bridge_jobs_held{reason="upstream_setting"} 0

@@ -119,12 +119,17 @@ func newJobsShowCmd(cf *configFlags) *cobra.Command {
 func newJobsReleaseCmd(cf *configFlags) *cobra.Command {
 	var author string
 	release := &cobra.Command{
-		Use:   "release ID --author email:…|user:…",
-		Short: "Assign a held job's author by hand; it is mapped and uploaded on the next step",
+		Use:   "release ID [--author email:…|user:…]",
+		Short: "Assign a held job's author by hand, or (without --author) try a held job again now",
+		Long: "With --author, the held job's owner is assigned by hand: it is mapped and uploaded on the next step.\n" +
+			"Without, a job held for a reason no author settles (a source that refused the download until its\n" +
+			"account is set up, a source that kept failing, a setting, the balance) is tried again at once.",
 		Args:  exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := api.ValidateAuthor(author, true); err != nil {
-				return usageError("--author %q: %v", author, err)
+			if author != "" {
+				if err := api.ValidateAuthor(author, true); err != nil {
+					return usageError("--author %q: %v", author, err)
+				}
 			}
 			store, _, err := openStore(cmd, cf)
 			if err != nil {
@@ -132,18 +137,21 @@ func newJobsReleaseCmd(cf *configFlags) *cobra.Command {
 			}
 			defer store.Close()
 			j, err := bridge.Release(cmd.Context(), store, args[0], author, time.Now().UTC())
-			if errors.Is(err, bridge.ErrNotFound) || errors.Is(err, bridge.ErrNotHeld) {
+			if errors.Is(err, bridge.ErrNotFound) || errors.Is(err, bridge.ErrNotHeld) || errors.Is(err, bridge.ErrNeedsAuthor) {
 				return &exitError{code: exitFailed, err: err}
 			}
 			if err != nil {
 				return err
+			}
+			if author == "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "job %s (%s) released: bridge run tries it again on its next step\n", j.ID, j.Name)
+				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s released with author %s; bridge run uploads it\n", j.ID, author)
 			return nil
 		},
 	}
 	release.Flags().StringVar(&author, "author", "", "the member who owns the recording: email:<address> or user:<uuid>")
-	release.MarkFlagRequired("author")
 	cf.register(release)
 	return release
 }

@@ -64,10 +64,15 @@ func (p *Page) held(w http.ResponseWriter, r *http.Request, s *session) error {
 }
 
 // release is POST /held/{id}/release: bridge.Release with the author typed (email:… or
-// user:…), as bridge jobs release --author does.
+// user:…), as bridge jobs release --author does, or without one (Try again now), as bridge
+// jobs release does.
 func (p *Page) release(w http.ResponseWriter, r *http.Request, s *session) error {
 	id, author := r.PathValue("id"), strings.TrimSpace(r.PostFormValue("author"))
-	return p.act(w, r, s, "release", []string{id}, "author "+author, "/held", func(ctx context.Context) (string, error) {
+	detail := "author " + author
+	if author == "" {
+		detail = "tried again now"
+	}
+	return p.act(w, r, s, "release", []string{id}, detail, "/held", func(ctx context.Context) (string, error) {
 		return p.releaseTo(ctx, id, author)
 	})
 }
@@ -100,6 +105,9 @@ func (p *Page) releaseTo(ctx context.Context, id, author string) (string, error)
 	j, err := bridge.Release(ctx, p.o.Store, id, author, p.now())
 	if err != nil {
 		return "", err
+	}
+	if author == "" {
+		return fmt.Sprintf("job %s (%s) released: the bridge tries it again on its next step", j.ID, j.Name), nil
 	}
 	return fmt.Sprintf("job %s released with author %s: the bridge maps and uploads it on its next step", j.ID, author), nil
 }
