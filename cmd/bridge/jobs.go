@@ -124,7 +124,7 @@ func newJobsReleaseCmd(cf *configFlags) *cobra.Command {
 		Long: "With --author, the held job's owner is assigned by hand: it is mapped and uploaded on the next step.\n" +
 			"Without, a job held for a reason no author settles (a source that refused the download until its\n" +
 			"account is set up, a source that kept failing, a setting, the balance) is tried again at once.",
-		Args:  exactArgs(1, "ID"),
+		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if author != "" {
 				if err := api.ValidateAuthor(author, true); err != nil {
