@@ -39,13 +39,29 @@ func doctorSources(ctx context.Context, cfg *Config, r *doctorReport) {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, sourceTimeout)
-		detail, retry, err := probeSource(sctx, src)
+		lines, retry, err := probeSource(sctx, src)
 		cancel()
-		if err != nil {
-			r.fail(name, err.Error(), fmt.Sprintf("grant or correct what is named; bridge %s %s tries this source alone", retry, s.Name))
-			continue
+		var fine, warnings []string
+		for _, l := range lines {
+			if problem, fix, ok := connectors.ParseWarning(l); ok {
+				warnings = append(warnings, problem, fix)
+			} else {
+				fine = append(fine, l)
+			}
 		}
-		r.ok(name, s.Type+": "+detail)
+		if err != nil {
+			fix := fmt.Sprintf("grant or correct what is named; bridge %s %s tries this source alone", retry, s.Name)
+			problem := err.Error()
+			if p, f, ok := connectors.SetupFix(err); ok {
+				problem, fix = p, f+"; bridge "+retry+" "+s.Name+" tries this source alone"
+			}
+			r.fail(name, problem, fix)
+		} else {
+			r.ok(name, s.Type+": "+strings.Join(fine, "; "))
+		}
+		for i := 0; i < len(warnings); i += 2 {
+			r.warn(name, warnings[i], warnings[i+1])
+		}
 	}
 }
 
@@ -63,18 +79,19 @@ func defaultInboxMissing(cfg *Config, s SourceConfig) string {
 }
 
 // probeSource checks src without taking anything: its own check (connectors.Checker, as bridge
-// sources check runs it) when it has one, else a listing (as bridge sources list). retry is the
-// command that does the same for one source.
-func probeSource(ctx context.Context, src connectors.Source) (detail, retry string, err error) {
+// sources check runs it) when it has one, else a listing (as bridge sources list). lines are
+// what was found, some of them warnings (connectors.Warning); retry is the command that does
+// the same for one source.
+func probeSource(ctx context.Context, src connectors.Source) (lines []string, retry string, err error) {
 	if c, ok := src.(connectors.Checker); ok {
 		lines, err := c.Check(ctx)
-		return strings.Join(lines, "; "), "sources check", err
+		return lines, "sources check", err
 	}
 	recs, _, err := src.List(ctx, "")
 	if err != nil {
-		return "", "sources list", err
+		return nil, "sources list", err
 	}
-	return fmt.Sprintf("lists %d recording(s)", len(recs)), "sources list", nil
+	return []string{fmt.Sprintf("lists %d recording(s)", len(recs))}, "sources list", nil
 }
 
 // doctorWebhooks reads every endpoint's settings and secrets (buildEndpoints, as bridge run),
