@@ -28,7 +28,8 @@ type Config struct {
 	// Exclude drops files matching any of these globs.
 	Exclude connectors.Globs `koanf:"exclude"`
 	// MoveFinished moves a file to done/ or failed/ (keeping its relative path) once its job is
-	// final; skipped files go to failed/ too.
+	// final; skipped files go to failed/ too. A file already at the target is never overwritten,
+	// and nothing moves through a link (a done/ that is a link is an error naming it).
 	MoveFinished bool `koanf:"move_finished"`
 	// StableFor is how long size and modification time must stay unchanged before a file is
 	// taken, so files still being copied are not uploaded half-written.

@@ -69,23 +69,27 @@ func New(cfg Config) (*Source, error) {
 
 // List walks the folder and returns the files that are stable. The cursor is the time of the
 // scan; every stable file is listed each time and the store keeps each version once, so files
-// copied in with old modification times are never missed.
+// copied in with old modification times are never missed. The walk stays inside the folder
+// (os.Root): symbolic links are neither followed nor listed, whatever they point to.
 func (s *Source) List(ctx context.Context, _ string) ([]connectors.Recording, string, error) {
 	now := s.cfg.Now()
+	root, err := os.OpenRoot(s.cfg.Path)
+	if err != nil {
+		return nil, "", fmt.Errorf("scan %s: %w", s.cfg.Path, err)
+	}
+	defer root.Close()
 	var out []connectors.Recording
 	current := map[string]bool{}
-	err := filepath.WalkDir(s.cfg.Path, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("scan %s: %w", p, err)
+			return fmt.Errorf("scan %s: %w", filepath.Join(s.cfg.Path, filepath.FromSlash(rel)), err)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		rel, _ := filepath.Rel(s.cfg.Path, p)
-		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			if rel != "." && (!s.cfg.Recursive || (s.cfg.MoveFinished && (rel == DoneDir || rel == FailedDir)) || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		}
@@ -137,6 +141,9 @@ func (s *Source) observe(rel string, info fs.FileInfo, now time.Time) (connector
 		ModTime: info.ModTime().UTC(),
 		Link:    "file://" + filepath.ToSlash(filepath.Join(s.abs(), rel)),
 	}
+	if id := fileID(info); id != "" {
+		r.Fields = map[string]string{FieldFileID: id}
+	}
 	if first, _, ok := strings.Cut(rel, "/"); ok && s.cfg.OwnerFrom == "folder" {
 		r.Owner = &connectors.Owner{Provider: "localdir", ID: first}
 		if strings.Contains(first, "@") {
@@ -178,53 +185,47 @@ func (s *Source) Pending() int {
 	return n
 }
 
-// Open opens the file of r after checking it is still that version.
+// Open opens the file of r after checking it is still the file found, at that version. It
+// stays inside the folder (os.Root) and follows no link: the path must still name a regular
+// file, and the file opened must be the one found (device and inode, FieldFileID), so a file
+// swapped for a link, or for another file with the same size and time, is never read.
 func (s *Source) Open(_ context.Context, r connectors.Recording) (io.ReadCloser, error) {
-	p := filepath.Join(s.cfg.Path, filepath.FromSlash(r.ItemID))
-	f, err := os.Open(p)
+	root, err := os.OpenRoot(s.cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", r.ItemID, err)
+	}
+	defer root.Close()
+	name := filepath.FromSlash(r.ItemID)
+	before, err := root.Lstat(name)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", r.ItemID, err)
+	}
+	if !before.Mode().IsRegular() {
+		return nil, fmt.Errorf("open %s: not a regular file any more (%s): not read", r.ItemID, before.Mode().Type())
+	}
+	f, err := root.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", r.ItemID, err)
 	}
 	info, err := f.Stat()
-	if err != nil || version(info) != r.Version {
+	switch {
+	case err != nil:
+	case !os.SameFile(before, info):
+		err = errors.New("the path was swapped for another file while it was opened")
+	case r.Fields[FieldFileID] != "" && fileID(info) != r.Fields[FieldFileID]:
+		err = errors.New("the path now names another file than the one found")
+	case version(info) != r.Version:
+		err = errors.New("the file changed since it was found (a new version will be taken)")
+	}
+	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("open %s: the file changed since it was found (a new version will be taken)", r.ItemID)
+		return nil, fmt.Errorf("open %s: %w", r.ItemID, err)
 	}
 	return f, nil
 }
 
-// Finish moves a finished file to done/ or failed/ when MoveFinished is set.
-func (s *Source) Finish(_ context.Context, r connectors.Recording, outcome connectors.Outcome) error {
-	if !s.cfg.MoveFinished {
-		return nil
-	}
-	dir := DoneDir
-	if outcome != connectors.OutcomeDone {
-		dir = FailedDir
-	}
-	from := filepath.Join(s.cfg.Path, filepath.FromSlash(r.ItemID))
-	info, err := os.Stat(from)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // moved or removed already
-	}
-	if err != nil {
-		return fmt.Errorf("finish %s: %w", r.ItemID, err)
-	}
-	if version(info) != r.Version {
-		return nil // a newer version is there: leave it for its own job
-	}
-	to := filepath.Join(s.cfg.Path, dir, filepath.FromSlash(r.ItemID))
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return fmt.Errorf("finish %s: %w", r.ItemID, err)
-	}
-	if err := os.Rename(from, to); err != nil {
-		return fmt.Errorf("finish %s: %w", r.ItemID, err)
-	}
-	return nil
-}
-
 // Check implements connectors.Checker: the folder can be read (and written, when finished
-// files are moved).
+// files are moved, with done/ and failed/ real folders, not links).
 func (s *Source) Check(context.Context) ([]string, error) {
 	entries, err := os.ReadDir(s.abs())
 	if err != nil {
@@ -232,6 +233,12 @@ func (s *Source) Check(context.Context) ([]string, error) {
 	}
 	lines := []string{fmt.Sprintf("folder %s readable (%d entries at the top)", s.cfg.Path, len(entries))}
 	if s.cfg.MoveFinished {
+		for _, d := range []string{DoneDir, FailedDir} {
+			if fi, err := os.Lstat(filepath.Join(s.cfg.Path, d)); err == nil && !fi.IsDir() {
+				return lines, connectors.NeedsSetup(fmt.Errorf("move_finished: %s is not a folder (%s)", filepath.Join(s.cfg.Path, d), fi.Mode().Type()),
+					"remove it; the bridge creates "+d+"/ as a folder of its own")
+			}
+		}
 		f, err := os.CreateTemp(s.abs(), ".bridge-check-*")
 		if err != nil {
 			return lines, fmt.Errorf("move_finished needs to write in %s: %w", s.cfg.Path, err)
