@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/transcript-bridge/bridge/api"
@@ -73,6 +75,36 @@ func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
 	return func() { cancel(); <-done; subs.Wait() }, nil
 }
 
+// exposedBy says what in cfg makes the server reachable from outside, "" when nothing does: a
+// source that receives webhooks (Zoom, Teams notifications: the provider must reach
+// /hooks/…, so a proxy or tunnel forwards to this server) or a public URL configured for one.
+func exposedBy(cfg *Config) string {
+	var pushing []string
+	for _, s := range cfg.Sources {
+		if pushes(s) {
+			pushing = append(pushing, fmt.Sprintf("%s (%s)", s.Name, s.Type))
+		}
+	}
+	if len(pushing) == 0 {
+		return ""
+	}
+	return "source " + strings.Join(pushing, ", ") + " receives webhooks from outside"
+}
+
+// pushes reports whether source s receives webhooks: a Zoom source with a webhook secret (its
+// event subscription posts to /hooks/zoom/<name>), or a source with a public_url (Teams'
+// notifications).
+func pushes(s SourceConfig) bool {
+	if f, _ := s.Options["webhook_secret_file"].(string); s.Type == "zoom" && f != "" {
+		return true
+	}
+	if n, ok := s.Options["notifications"].(map[string]any); ok && n["public_url"] != nil && n["public_url"] != "" {
+		return true
+	}
+	_, ok := s.Options["public_url"]
+	return ok
+}
+
 // subscriber is a pushing source that keeps its own subscription at the provider alive while
 // the server runs (teams: Graph change notifications, whose URL Graph checks when the
 // subscription is made, so it starts once the server listens).
@@ -93,8 +125,9 @@ func mountOps(srv *server.Server, d *serveDeps) error {
 
 // mountStatus adds the status page at / (bridge/server/status) when it may be served: with the
 // admin token of server.admin_token_file, or without one when the server listens on loopback
-// only (the page then says so); on another address without a token it is left out and the log
-// says why. It fails when the token file cannot be read or is too short.
+// only (the page then says so) and nothing makes it reachable from outside (exposedBy); on
+// another address without a token it is left out, and on loopback with a source receiving
+// webhooks it answers 403 saying why; the log says why either way. It fails when the token file cannot be read or is too short.
 func mountStatus(srv *server.Server, d *serveDeps) error {
 	var token string
 	if f := d.cfg.Server.AdminTokenFile; f != "" {
@@ -108,6 +141,17 @@ func mountStatus(srv *server.Server, d *serveDeps) error {
 	if token == "" && !loopback {
 		d.log.Warn("status page not served: server.addr is not a loopback address and server.admin_token_file is not set", "addr", srv.Addr)
 		return nil
+	}
+	if token == "" {
+		if why := exposedBy(d.cfg); why != "" {
+			msg := "status page not served: server.admin_token_file is not set and " + why +
+				", so the server is reachable from outside (through a proxy or a tunnel) and a page without a token would be public"
+			d.log.Warn(msg)
+			srv.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, msg+". Set server.admin_token_file (see the README's proxy section).", http.StatusForbidden)
+			}))
+			return nil
+		}
 	}
 	o := status.Options{Store: d.store, Token: token, Loopback: loopback, Log: d.log,
 		RateLimit: fmt.Sprintf("at most %d data requests a minute (api.requests_per_minute)", d.cfg.API.RequestsPerMinute)}

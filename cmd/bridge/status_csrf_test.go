@@ -81,3 +81,41 @@ func TestStatusPageRefusesPostsWithoutCSRF(t *testing.T) {
 		t.Errorf("endpoints disabled by a refused pause: %v", off)
 	}
 }
+
+// TestMountStatusRefusesWhenExposed (issue 30, point 1): on loopback without a token, a source
+// that receives webhooks from outside (a Zoom webhook secret, a Teams public_url) means a proxy
+// or tunnel forwards to this server: the page is not served, every path of it answers 403
+// saying why and what to set, and the log says so.
+func TestMountStatusRefusesWhenExposed(t *testing.T) {
+	for _, src := range []SourceConfig{
+		{Name: "zoom", Type: "zoom", Options: map[string]any{"webhook_secret_file": "/run/secrets/zoom"}},
+		{Name: "teams", Type: "teams", Options: map[string]any{"notifications": map[string]any{"public_url": "https://bridge.example.com", "client_state_file": "/run/x"}}},
+	} {
+		var logb bytes.Buffer
+		d := &serveDeps{cfg: &Config{Sources: []SourceConfig{src}}, log: newLogger(&logb)}
+		srv := server.New("127.0.0.1:0", d.log)
+		if err := mountStatus(srv, d); err != nil {
+			t.Fatalf("mountStatus(%s) = %v", src.Name, err)
+		}
+		at, err := srv.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go srv.Serve(ctx)
+		for _, path := range []string{"/", "/held", "/endpoints"} {
+			res, err := http.Get("http://" + at + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusForbidden {
+				t.Errorf("with source %s, GET %s without a token = %d, want 403", src.Name, path, res.StatusCode)
+			}
+		}
+		cancel()
+		if !strings.Contains(logb.String(), "status page not served") || !strings.Contains(logb.String(), src.Name) {
+			t.Errorf("with source %s the log does not say why the page is not served:\n%s", src.Name, logb.String())
+		}
+	}
+}

@@ -41,17 +41,47 @@ func (p *Page) guard(h http.Handler) http.Handler {
 		hd.Set("Referrer-Policy", "no-referrer")
 		hd.Set("Cache-Control", "no-store")
 		if p.o.Token == "" {
-			host, _, err := net.SplitHostPort(r.Host)
-			if err != nil {
-				host = r.Host
-			}
-			if !loopbackHost(host) {
-				http.Error(w, "this status page has no admin token: it answers on localhost only", http.StatusForbidden)
+			if why := notLocal(r); why != "" {
+				p.o.Log.Warn("status page: refused without an admin token", "why", why, "remote", r.RemoteAddr)
+				http.Error(w, "this status page has no admin token: it answers local requests only, and this one "+why+
+					" (set server.admin_token_file to serve it through a proxy)", http.StatusForbidden)
 				return
 			}
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// proxyHeaders are the headers a reverse proxy adds to what it forwards (RFC 7239's Forwarded,
+// and the de facto X-Forwarded-* and X-Real-IP of nginx, Apache, Caddy, Traefik and the cloud
+// load balancers).
+var proxyHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-Ip"}
+
+// notLocal says why r may come from another machine, "" when it is local: it names a host
+// that is not loopback (DNS rebinding), it came from an address that is not loopback, or it
+// passed through a proxy (which connects from loopback, with a loopback Host, for anyone: nginx's
+// default proxy_pass http://127.0.0.1:8080 sends exactly that).
+func notLocal(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	if !loopbackHost(host) {
+		return fmt.Sprintf("names the host %q", host)
+	}
+	remote, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		remote = r.RemoteAddr
+	}
+	if ip := net.ParseIP(remote); ip == nil || !ip.IsLoopback() {
+		return fmt.Sprintf("came from %s", remote)
+	}
+	for _, h := range proxyHeaders {
+		if r.Header.Get(h) != "" {
+			return "came through a proxy (" + h + ")"
+		}
+	}
+	return ""
 }
 
 // authed runs h for a signed-in session: a page without a token starts one on the first visit;
