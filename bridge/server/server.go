@@ -18,6 +18,8 @@ type Server struct {
 	Addr string
 	// Log receives one line per request that fails (default: discarded).
 	Log *slog.Logger
+	// Key is the setting Addr comes from, for errors (default server.addr).
+	Key string
 
 	mux *http.ServeMux
 	ln  net.Listener
@@ -36,14 +38,35 @@ func New(addr string, log *slog.Logger) *Server {
 // Handle routes pattern (http.ServeMux syntax) to h.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
-// Listen opens the socket, so the address is known before Serve; it fails naming the address.
+// Listen opens the socket, so the address is known before Serve; it fails naming the setting
+// (Key, default server.addr) and the address.
 func (s *Server) Listen() (string, error) {
+	key := s.Key
+	if key == "" {
+		key = "server.addr"
+	}
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
-		return "", fmt.Errorf("server.addr %s: %w", s.Addr, err)
+		return "", fmt.Errorf("%s %s: %w", key, s.Addr, err)
 	}
 	s.ln = ln
 	return ln.Addr().String(), nil
+}
+
+// Listening returns the address the server listens on once Listen succeeded, else Addr.
+func (s *Server) Listening() string {
+	if s.ln == nil {
+		return s.Addr
+	}
+	return s.ln.Addr().String()
+}
+
+// Close closes the socket of a server that listens but was never served.
+func (s *Server) Close() error {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Close()
 }
 
 // Serve answers requests until ctx ends, then shuts down gracefully (10 s).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/netip"
 	"os"
 	"reflect"
 	"slices"
@@ -97,6 +98,20 @@ type Config struct {
 		// characters): signing in compares it. Without one the page is served only when addr is
 		// a loopback address, and says so; on any other address it is not served at all.
 		AdminTokenFile string `koanf:"admin_token_file"`
+		// TrustedProxies are the reverse proxies in front of the server, as addresses or CIDR
+		// ranges (10.0.0.0/8, 127.0.0.1). Only for a request from one of them does the status
+		// page read X-Forwarded-For (the client's address, for sign-in limits and the audit log)
+		// and X-Forwarded-Proto (https makes the session cookie Secure); from anyone else both
+		// are ignored.
+		TrustedProxies []string `koanf:"trusted_proxies"`
+		// SecureCookies marks the status page's session cookie Secure however the request
+		// arrived: set it when browsers reach the page over https through a proxy that is not
+		// in trusted_proxies. Without it the cookie is Secure over TLS only.
+		SecureCookies bool `koanf:"secure_cookies"`
+		// MetricsAddr, when set (host:port), serves GET /metrics, /readyz and /healthz on a
+		// listener of their own, and /metrics and /readyz no longer on addr: keep them off the
+		// public listener (say 127.0.0.1:9090 for a local Prometheus).
+		MetricsAddr string `koanf:"metrics_addr"`
 	} `koanf:"server"`
 	// Relay sends the events to the webhooks.
 	Relay RelayConfig `koanf:"relay"`
@@ -276,6 +291,24 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// trustedProxies parses server.trusted_proxies: each an address or a CIDR range.
+func (c *Config) trustedProxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for i, p := range c.Server.TrustedProxies {
+		p = strings.TrimSpace(p)
+		if pfx, err := netip.ParsePrefix(p); err == nil {
+			out = append(out, pfx.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(p)
+		if err != nil {
+			return nil, fmt.Errorf("server.trusted_proxies[%d]: %q is not an address or a CIDR range (10.0.0.0/8, 127.0.0.1)", i, p)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
 // Validate checks what can be checked without touching the outside; the error names the key.
 func (c *Config) Validate() error {
 	switch {
@@ -287,6 +320,11 @@ func (c *Config) Validate() error {
 		return errors.New("store.dsn: required with store.driver postgres (postgres://user@host:5432/db, or store.dsn_file)")
 	case c.Replica.Lease != 0 && c.Replica.Lease < time.Second:
 		return fmt.Errorf("replica.lease: %v is below 1s", c.Replica.Lease)
+	case c.Server.MetricsAddr != "" && c.Server.MetricsAddr == c.Server.Addr && !strings.HasSuffix(c.Server.MetricsAddr, ":0"):
+		return fmt.Errorf("server.metrics_addr: %q is server.addr too: give it a listener of its own, or leave it empty", c.Server.MetricsAddr)
+	}
+	if _, err := c.trustedProxies(); err != nil {
+		return err
 	}
 	for _, v := range []interface{ Validate() error }{&c.API, &c.Relay, &c.Bus} {
 		if err := v.Validate(); err != nil {

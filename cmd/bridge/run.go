@@ -151,7 +151,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			return err
 		}
 		defer stopExports()
-		if len(b.pushers) > 0 || cfg.Server.Addr != "" {
+		if len(b.pushers) > 0 || cfg.Server.Addr != "" || cfg.Server.MetricsAddr != "" {
 			stopServer, err := serveHTTP(ctx, &serveDeps{cfg: cfg, store: store, pipeline: p, client: client, relay: rl, pushers: b.pushers, telemetry: tel, log: log})
 			if err != nil {
 				return err

@@ -140,3 +140,66 @@ func eventually(t *testing.T, what string, log *syncBuffer, cond func() bool) {
 		}
 	}
 }
+
+// TestMetricsAddrApart (issue 30, point 6): with server.metrics_addr, /metrics and /readyz
+// answer on that listener only, and the main one (the status page, the webhooks) no longer
+// serves them.
+func TestMetricsAddrApart(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	dir := t.TempDir()
+	inbox := filepath.Join(dir, "inbox")
+	os.MkdirAll(inbox, 0o755)
+	config := filepath.Join(dir, "bridge.yaml")
+	os.WriteFile(config, fmt.Appendf(nil, `
+api: {base_url: %q, key: %q}
+store: {dsn: %q}
+server: {addr: "127.0.0.1:0", metrics_addr: "127.0.0.1:0"}
+sources:
+  - {name: inbox, type: localdir, path: %q, author: "email:sam@acme.test"}
+`, sb.URL, sandboxtest.OwnerKey, filepath.Join(dir, "bridge.db"), inbox), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	var errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, []string{"run", "--config", config}, io.Discard, &errb) }()
+	defer func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("bridge run exited %d\n%s", code, tail(errb.String(), 20))
+		}
+	}()
+	mainAddr := regexp.MustCompile(`msg="server listening" addr=(\S+)`)
+	opsAddr := regexp.MustCompile(`msg="metrics and readiness listening apart" metrics_addr=(\S+)`)
+	var main, ops string
+	eventually(t, "both listeners", &errb, func() bool {
+		if m := mainAddr.FindStringSubmatch(errb.String()); m != nil {
+			main = "http://" + m[1]
+		}
+		if m := opsAddr.FindStringSubmatch(errb.String()); m != nil {
+			ops = "http://" + m[1]
+		}
+		return main != "" && ops != ""
+	})
+	status := func(url string) int {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		url  string
+		want int
+	}{
+		{ops + "/metrics", 200}, {ops + "/healthz", 200},
+		{main + "/metrics", 404}, {main + "/healthz", 200},
+	} {
+		if got := status(tc.url); got != tc.want {
+			t.Errorf("GET %s = %d, want %d", tc.url, got, tc.want)
+		}
+	}
+	eventually(t, "/readyz on the metrics listener", &errb, func() bool { return status(ops+"/readyz") == 200 })
+	if got := status(main + "/readyz"); got == 200 {
+		t.Errorf("GET %s/readyz = 200, want it served on metrics_addr only", main)
+	}
+}

@@ -32,8 +32,9 @@ type serveDeps struct {
 
 // serveHTTP starts the bridge's HTTP server at server.addr (default 127.0.0.1:8080): each pushing
 // source's webhook at POST /hooks/<type>/<name>, the health and metrics endpoints (mountOps) and
-// the status page (mountStatus). It returns the function that stops it; it fails when the
-// address cannot be listened on.
+// the status page (mountStatus); /metrics and /readyz on a listener of their own when
+// server.metrics_addr is set. It returns the function that stops it; it fails when an address
+// cannot be listened on.
 func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
 	addr := d.cfg.Server.Addr
 	if addr == "" {
@@ -47,25 +48,45 @@ func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
 			return err
 		}))
 	}
-	if err := mountOps(srv, d); err != nil {
+	// /metrics and /readyz on the main listener, or on server.metrics_addr's own.
+	ops := srv
+	if a := d.cfg.Server.MetricsAddr; a != "" {
+		ops = server.New(a, d.log)
+		ops.Key = "server.metrics_addr"
+	}
+	if err := mountOps(ops, d); err != nil {
 		return nil, err
 	}
 	if err := mountStatus(srv, d); err != nil {
 		return nil, err
 	}
-	at, err := srv.Listen()
-	if err != nil {
-		return nil, usageError("%v", err)
+	servers := []*server.Server{srv}
+	if ops != srv {
+		servers = append(servers, ops)
 	}
-	d.log.Info("server listening", "addr", at, "webhooks", len(d.pushers))
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(sctx); err != nil {
-			d.log.Error("server", "err", err)
+	for _, s := range servers {
+		if _, err := s.Listen(); err != nil {
+			for _, o := range servers {
+				o.Close()
+			}
+			return nil, usageError("%v", err)
 		}
-	}()
+	}
+	d.log.Info("server listening", "addr", srv.Listening(), "webhooks", len(d.pushers))
+	if ops != srv {
+		d.log.Info("metrics and readiness listening apart", "metrics_addr", ops.Listening())
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	var served sync.WaitGroup
+	for _, s := range servers {
+		served.Go(func() {
+			if err := s.Serve(sctx); err != nil {
+				d.log.Error("server", "addr", s.Addr, "err", err)
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { served.Wait(); close(done) }()
 	var subs sync.WaitGroup
 	for _, ps := range d.pushers {
 		if s, ok := ps.(subscriber); ok { // now that the server answers the provider's check
@@ -153,7 +174,12 @@ func mountStatus(srv *server.Server, d *serveDeps) error {
 			return nil
 		}
 	}
+	trusted, err := d.cfg.trustedProxies()
+	if err != nil {
+		return usageError("%v", err)
+	}
 	o := status.Options{Store: d.store, Token: token, Loopback: loopback, Log: d.log,
+		TrustedProxies: trusted, SecureCookies: d.cfg.Server.SecureCookies,
 		RateLimit: fmt.Sprintf("at most %d data requests a minute (api.requests_per_minute)", d.cfg.API.RequestsPerMinute)}
 	if d.client != nil {
 		o.API = d.client

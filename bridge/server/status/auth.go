@@ -148,24 +148,34 @@ func (p *Page) loginForm(w http.ResponseWriter, r *http.Request) {
 
 // login compares the posted token with the admin token in constant time; on a match it starts
 // a new session (never one the browser brought) and records the sign-in. Refused sign-ins are
-// logged and, past 10 in a minute, all sign-ins wait.
+// counted per client address (clientAddr): past a few, each waits twice as long as the one
+// before (signins), while a right token from any other address still signs in. Each refusal,
+// and the first refused try of each wait, is written to the audit log with the address.
 func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 	if p.o.Token == "" {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	if p.failures.Tokens() < 1 {
-		p.fail(w, r, nil, refuse(http.StatusTooManyRequests, "too many refused sign-ins: wait a minute"))
+	addr := clientAddr(r, p.o.TrustedProxies)
+	if wait, first := p.signins.wait(addr); wait > 0 {
+		if first {
+			p.record(r.Context(), bridge.AuditEntry{Who: "sign-in from " + addr, Action: "login refused",
+				Error: fmt.Sprintf("too many refused sign-ins from this address: waiting %s", wait.Round(time.Second))})
+		}
+		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds()+0.999)))
+		p.fail(w, r, nil, refuse(http.StatusTooManyRequests, "too many refused sign-ins from %s: try again in %s", addr, wait.Round(time.Second)))
 		return
 	}
 	if !sameToken(r.PostFormValue("token"), p.o.Token) {
-		p.failures.Allow()
-		p.o.Log.Warn("status page: sign-in refused: wrong token", "remote", r.RemoteAddr)
+		wait := p.signins.refused(addr)
+		p.o.Log.Warn("status page: sign-in refused: wrong token", "remote", addr, "wait", wait)
+		p.record(r.Context(), bridge.AuditEntry{Who: "sign-in from " + addr, Action: "login refused", Error: "wrong token"})
 		if err := p.render(w, r, nil, http.StatusUnauthorized, "login.html", "Sign in", "Wrong token."); err != nil {
 			p.fail(w, r, nil, err)
 		}
 		return
 	}
+	p.signins.succeeded(addr)
 	if old := p.sessionOf(r); old != nil {
 		p.sessions.end(old)
 	}
@@ -183,7 +193,7 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 func (p *Page) logout(w http.ResponseWriter, r *http.Request, s *session) error {
 	p.record(r.Context(), bridge.AuditEntry{Who: p.who(r, s), Action: "logout"})
 	p.sessions.end(s)
-	clearCookie(w, r)
+	p.clearCookie(w, r)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 	return nil
 }
@@ -191,10 +201,7 @@ func (p *Page) logout(w http.ResponseWriter, r *http.Request, s *session) error 
 // who names the admin behind r in the audit log: "admin session <tag> from <address>" when
 // signed in with the token, "admin from <address>" on a page without one.
 func (p *Page) who(r *http.Request, s *session) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
+	host := clientAddr(r, p.o.TrustedProxies)
 	if p.o.Token == "" {
 		return "admin from " + host
 	}
@@ -232,10 +239,17 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, s *session, action st
 }
 
 // backTo returns path when it is a path of this site ("/held?x=1"), else fallback: never
-// another site ("//evil", "/\evil", "https://…").
+// another site ("//evil", "/\evil", "https://…"), and never a path with a control character
+// (browsers drop a tab or a newline, so "/\t/evil.test" is "//evil.test" to them) or a
+// backslash (read as a slash).
 func backTo(path, fallback string) string {
-	if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") || strings.HasPrefix(path, "/\\") || strings.ContainsAny(path, "\r\n") {
+	if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") || strings.ContainsRune(path, '\\') {
 		return fallback
+	}
+	for _, c := range path {
+		if c < 0x20 || c == 0x7f {
+			return fallback
+		}
 	}
 	return path
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -71,8 +72,9 @@ func TestSignIn(t *testing.T) {
 		t.Error("the overview shows the no-token banner although a token is set")
 	}
 	log, _ := rg.store.AuditLog(context.Background(), 0)
-	if len(log) != 1 || log[0].Action != "login" || !strings.HasPrefix(log[0].Who, "admin session ") || strings.Contains(log[0].Who, cookie.Value[:8]) {
-		t.Errorf("audit log after sign-in = %+v, want one login by the session's tag (never its id)", log)
+	if len(log) != 2 || log[0].Action != "login" || !strings.HasPrefix(log[0].Who, "admin session ") || strings.Contains(log[0].Who, cookie.Value[:8]) ||
+		log[1].Action != "login refused" || log[1].Who != "sign-in from 127.0.0.1" {
+		t.Errorf("audit log after a refused sign-in and a sign-in = %+v, want the login by the session's tag (never its id) after the refusal from 127.0.0.1", log)
 	}
 	res, _ = rg.post(t, c, "/logout", url.Values{"csrf": {csrfOf(t, page)}})
 	if res.StatusCode != http.StatusSeeOther {
@@ -108,14 +110,112 @@ func TestSecureCookieOverTLS(t *testing.T) {
 	}
 }
 
-// TestRefusedSignInsAreLimited: past 10 refused sign-ins in a row, even the right token waits.
+// TestRefusedSignInsAreLimited (issue 30, point 5): refused sign-ins are limited per client
+// address, with a wait that doubles; an address that keeps guessing waits (even with the right
+// token), while the admin at another address still signs in; every refusal is in the audit
+// log with the address, and the first refused try of a wait too.
 func TestRefusedSignInsAreLimited(t *testing.T) {
-	rg := newRig(t, nil)
-	for range 10 {
-		rg.post(t, rg.client, "/login", url.Values{"token": {"guess"}})
+	rg := newRig(t, func(o *Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
+	from := func(addr, token string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, rg.srv.URL+"/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", addr)
+		res, err := newClient(t).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
 	}
-	if res, _ := rg.post(t, rg.client, "/login", url.Values{"token": {testToken}}); res.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("POST /login after 10 refused = %d, want 429", res.StatusCode)
+	const attacker, admin = "203.0.113.66", "198.51.100.7"
+	for i := range signinFree + 1 {
+		if res := from(attacker, "guess"); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("refused sign-in %d from %s = %d, want 401", i+1, attacker, res.StatusCode)
+		}
+	}
+	res := from(attacker, testToken)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Errorf("sign-in from %s after %d refused = %d (Retry-After %q), want 429 with Retry-After", attacker, signinFree+1, res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if res := from(admin, testToken); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("sign-in with the right token from %s while %s is limited = %d, want 303", admin, attacker, res.StatusCode)
+	}
+	// The wait doubles with each refusal past the free ones.
+	rg.clock.add(signinWaitMin + time.Millisecond)
+	from(attacker, "guess")
+	rg.clock.add(signinWaitMin + time.Millisecond)
+	if res := from(attacker, testToken); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("sign-in from %s one wait after another refusal = %d, want 429 (the wait doubled)", attacker, res.StatusCode)
+	}
+	log, _ := rg.store.AuditLog(context.Background(), 0)
+	refused, limited := 0, 0
+	for _, e := range log {
+		if e.Action == "login refused" && e.Who == "sign-in from "+attacker {
+			refused++
+			if strings.Contains(e.Error, "too many") {
+				limited++
+			}
+		}
+	}
+	if refused != signinFree+2+2 || limited != 2 {
+		t.Errorf("audit log has %d refused sign-ins from %s (%d of them limited), want %d (2 limited):\n%+v", refused, attacker, limited, signinFree+4, log)
+	}
+}
+
+// TestClientAddr: X-Forwarded-For names the client only when the connection comes from a
+// trusted proxy, and only its hops appended by trusted proxies count.
+func TestClientAddr(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tc := range []struct {
+		remote, xff, want string
+	}{
+		{"192.0.2.1:1234", "", "192.0.2.1"},
+		{"192.0.2.1:1234", "198.51.100.7", "192.0.2.1"},             // not a trusted proxy: its header is ignored
+		{"10.0.0.2:1234", "198.51.100.7", "198.51.100.7"},           // the proxy's client
+		{"10.0.0.2:1234", "6.6.6.6, 198.51.100.7", "198.51.100.7"},  // a forged first hop is ignored
+		{"10.0.0.2:1234", "198.51.100.7, 10.0.0.9", "198.51.100.7"}, // two trusted proxies
+		{"10.0.0.2:1234", "", "10.0.0.2"},
+		{"10.0.0.2:1234", "junk", "10.0.0.2"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/login", nil)
+		r.RemoteAddr = tc.remote
+		if tc.xff != "" {
+			r.Header.Set("X-Forwarded-For", tc.xff)
+		}
+		if got := clientAddr(r, trusted); got != tc.want {
+			t.Errorf("clientAddr(from %s, X-Forwarded-For %q) = %q, want %q", tc.remote, tc.xff, got, tc.want)
+		}
+	}
+}
+
+// TestSecureCookieBehindATLSProxy (issue 30, point 6): behind a trusted proxy that says the
+// browser came over https, or with SecureCookies, the session cookie is Secure; the same header
+// from anyone else changes nothing.
+func TestSecureCookieBehindATLSProxy(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		edit   func(*Options)
+		proto  string
+		secure bool
+	}{
+		{"trusted proxy, https", func(o *Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} }, "https", true},
+		{"untrusted, https", nil, "https", false},
+		{"secure_cookies", func(o *Options) { o.SecureCookies = true }, "", true},
+	} {
+		rg := newRig(t, tc.edit)
+		req, _ := http.NewRequest(http.MethodPost, rg.srv.URL+"/login", strings.NewReader(url.Values{"token": {testToken}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if tc.proto != "" {
+			req.Header.Set("X-Forwarded-Proto", tc.proto)
+		}
+		res, err := newClient(t).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if cs := res.Cookies(); len(cs) != 1 || cs[0].Secure != tc.secure {
+			t.Errorf("%s: cookies = %+v, want one with Secure %v", tc.name, cs, tc.secure)
+		}
 	}
 }
 
@@ -202,7 +302,8 @@ func TestSessionsExpire(t *testing.T) {
 
 func TestBackToStaysOnSite(t *testing.T) {
 	for in, want := range map[string]string{"/held?x=1": "/held?x=1", "//evil.example": "/f", `/\evil`: "/f",
-		"https://evil.example/": "/f", "": "/f", "held": "/f", "/a\r\nSet-Cookie: x": "/f"} {
+		"https://evil.example/": "/f", "": "/f", "held": "/f", "/a\r\nSet-Cookie: x": "/f",
+		"/\t/evil.test": "/f", "/\n/evil.test": "/f", "/x\x00": "/f", "/a\\b": "/f", "/jobs?q=a b": "/jobs?q=a b"} {
 		if got := backTo(in, "/f"); got != want {
 			t.Errorf("backTo(%q) = %q, want %q", in, got, want)
 		}

@@ -131,15 +131,21 @@ func (p *Page) sessionOf(r *http.Request) *session {
 }
 
 // setCookie hands the session's id to the browser: HttpOnly, SameSite=Strict, Secure when the
-// request came over TLS, for the session's lifetime.
+// request came over TLS (here, or to a trusted proxy) or SecureCookies says so, for the
+// session's lifetime.
 func (p *Page) setCookie(w http.ResponseWriter, r *http.Request, s *session) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.id, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.id, Path: "/", HttpOnly: true, Secure: p.secure(r),
 		SameSite: http.SameSiteStrictMode, Expires: s.expires, MaxAge: int(p.o.SessionTTL / time.Second)})
 }
 
+// secure reports whether the session cookie is Secure for r.
+func (p *Page) secure(r *http.Request) bool {
+	return p.o.SecureCookies || viaTLS(r, p.o.TrustedProxies)
+}
+
 // clearCookie removes the session cookie.
-func clearCookie(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+func (p *Page) clearCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, Secure: p.secure(r),
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
 }
 

@@ -26,10 +26,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
@@ -80,6 +79,13 @@ type Options struct {
 	SessionTTL time.Duration
 	// Refresh is how often the page's script reloads the view in place (default 10 s).
 	Refresh time.Duration
+	// TrustedProxies are the addresses of the reverse proxies in front (server.trusted_proxies):
+	// from them, and only from them, X-Forwarded-For names the client (sign-in limits, the audit
+	// log) and X-Forwarded-Proto: https makes the session cookie Secure.
+	TrustedProxies []netip.Prefix
+	// SecureCookies marks the session cookie Secure whatever the request came over
+	// (server.secure_cookies: the browser reaches the page over https through a proxy).
+	SecureCookies bool
 }
 
 // ErrNoToken refuses a page without an admin token on an address that is not loopback.
@@ -93,7 +99,7 @@ type Page struct {
 	workspace *cached[*api.Workspace]
 	members   *cached[[]api.Member]
 	sources   *cached[[]sourceView]
-	failures  *rate.Limiter // refused sign-ins
+	signins   *signins // refused sign-ins, by client address
 }
 
 // New returns the page for o. It fails with ErrNoToken when o has no token and is not on
@@ -119,7 +125,7 @@ func New(o Options) (*Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status page: %w", err)
 	}
-	p := &Page{o: o, sessions: newSessions(o.SessionTTL), views: v, failures: rate.NewLimiter(rate.Every(6*time.Second), 10)}
+	p := &Page{o: o, sessions: newSessions(o.SessionTTL), views: v, signins: newSignins(o.Now)}
 	p.workspace = newCached(o.CacheFor, func(ctx context.Context) (*api.Workspace, error) {
 		if o.API == nil {
 			return nil, errors.New("no API configured")
