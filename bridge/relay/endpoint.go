@@ -62,7 +62,7 @@ type EndpointConfig struct {
 	Timeout time.Duration `koanf:"timeout"`
 	// Payload is full (the transcription record, plus source and job) or thin (ids and links).
 	Payload string `koanf:"payload"`
-	// AllowPrivate lets the endpoint resolve to loopback, private or link-local addresses
+	// AllowPrivate lets the endpoint resolve to loopback, private, link-local or reserved addresses
 	// (refused otherwise, against SSRF).
 	AllowPrivate bool `koanf:"allow_private"`
 	// RetrySchedule is the wait before each retry (by default about ten attempts over about

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/internal/httpenv"
+	"github.com/transcript-bridge/bridge/internal/netguard"
 )
 
 // ErrPrivateAddress is returned when an endpoint resolves to an address it may not reach.
@@ -26,17 +27,13 @@ func (e *ErrPrivateAddress) Error() string {
 	if e.Host != "" {
 		at = fmt.Sprintf("%s (%s)", e.Host, e.Addr)
 	}
-	return fmt.Sprintf("refused to connect to %s: a loopback, private or link-local address (set allow_private on the endpoint to permit it)", at)
+	return fmt.Sprintf("refused to connect to %s: a loopback, private, link-local or reserved address (set allow_private on the endpoint to permit it)", at)
 }
 
-// private reports whether a is an address webhooks must not reach by default.
-func private(a netip.Addr) bool {
-	a = a.Unmap()
-	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
-		netip.MustParsePrefix("100.64.0.0/10").Contains(a) || // carrier-grade NAT
-		netip.MustParsePrefix("0.0.0.0/8").Contains(a)
-}
+// private reports whether a is an address webhooks must not reach by default
+// (netguard.Private: loopback, private, link-local, reserved, and the IPv4 address inside
+// NAT64 and 6to4 addresses).
+func private(a netip.Addr) bool { return netguard.Private(a) }
 
 // resolver looks host names up (net.DefaultResolver; a fake in tests).
 type resolver interface {

@@ -190,3 +190,17 @@ func TestNewHTTPClientReadsTheProxyEnvironment(t *testing.T) {
 		t.Errorf("with NO_PROXY: Send = %v (proxy hits %d); want a direct attempt, which cannot resolve the name", err, proxy.Total())
 	}
 }
+
+// TestGuardRefusesHiddenRanges (issue 30, point 6): a webhook's address in a range that leads
+// inside (NAT64 or 6to4 around a private IPv4 address, benchmarking, IETF, reserved) is
+// refused at dial time.
+func TestGuardRefusesHiddenRanges(t *testing.T) {
+	for _, addr := range []string{"64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "198.18.0.1", "192.0.0.170", "240.0.0.1"} {
+		a := netip.MustParseAddr(addr)
+		err := refusePrivate("tcp", netip.AddrPortFrom(a, 443).String(), nil)
+		var pe *ErrPrivateAddress
+		if !errors.As(err, &pe) {
+			t.Errorf("dialling %s = %v, want refused as private", addr, err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,10 +45,8 @@ var _ bridge.Store = (*Store)(nil)
 // Open opens (creating when needed) the database file at path and migrates it. It fails with
 // an error naming the path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("store %s: %w", path, err)
-		}
+	if err := create(path); err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	// No _journal_mode in the DSN: WAL is a property of the file, set once by wal below, where a
 	// race between processes opening a new file is retried instead of failing the connection.
@@ -70,6 +69,29 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// create makes the database's folder (0700) and file (0600) when they do not exist yet, so
+// what the store keeps (names, e-mail addresses, transcripts) is readable by the bridge's user
+// only: SQLite would create the file 0644, and its -wal and -shm files take the file's mode.
+// Existing folders and files keep the mode they have.
+func create(path string) error {
+	if strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // Close closes the database.

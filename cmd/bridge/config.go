@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net/netip"
 	"os"
 	"reflect"
 	"slices"
@@ -289,24 +288,6 @@ func (c *Config) setDefaults() {
 			c.Sources[i].RetryDeadline = bridge.DefaultRetryDeadline
 		}
 	}
-}
-
-// trustedProxies parses server.trusted_proxies: each an address or a CIDR range.
-func (c *Config) trustedProxies() ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for i, p := range c.Server.TrustedProxies {
-		p = strings.TrimSpace(p)
-		if pfx, err := netip.ParsePrefix(p); err == nil {
-			out = append(out, pfx.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(p)
-		if err != nil {
-			return nil, fmt.Errorf("server.trusted_proxies[%d]: %q is not an address or a CIDR range (10.0.0.0/8, 127.0.0.1)", i, p)
-		}
-		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
-	}
-	return out, nil
 }
 
 // Validate checks what can be checked without touching the outside; the error names the key.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 
@@ -94,6 +95,24 @@ func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
 		}
 	}
 	return func() { cancel(); <-done; subs.Wait() }, nil
+}
+
+// trustedProxies parses server.trusted_proxies: each an address or a CIDR range.
+func (c *Config) trustedProxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for i, p := range c.Server.TrustedProxies {
+		p = strings.TrimSpace(p)
+		if pfx, err := netip.ParsePrefix(p); err == nil {
+			out = append(out, pfx.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(p)
+		if err != nil {
+			return nil, fmt.Errorf("server.trusted_proxies[%d]: %q is not an address or a CIDR range (10.0.0.0/8, 127.0.0.1)", i, p)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // exposedBy says what in cfg makes the server reachable from outside, "" when nothing does: a
