@@ -16,7 +16,7 @@ func DatabaseVersion(ctx context.Context, path string) (int, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=10000")
+	db, err := sql.Open("sqlite3", "file:"+uriPath.Replace(path)+"?mode=ro&_busy_timeout=10000")
 	if err != nil {
 		return 0, fmt.Errorf("store %s: %w", path, err)
 	}

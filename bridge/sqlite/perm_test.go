@@ -39,3 +39,30 @@ func TestStoreFilesArePrivate(t *testing.T) {
 		check(f, 0o600)
 	}
 }
+
+// TestStorePathWithURICharacters: a path holding '#', '?' or '%' opens the file it names, not
+// another one cut at the '#'.
+func TestStorePathWithURICharacters(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	var ids []string
+	for _, name := range []string{"a#1", "a#2", "b?x=1", "c%20d"} {
+		path := filepath.Join(base, name, "bridge.db")
+		s, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatalf("Open(%q) = %v", path, err)
+		}
+		id, err := s.InstanceID(ctx)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+			t.Errorf("Open(%q) did not write the file it names: %v", path, err)
+		}
+		ids = append(ids, id)
+	}
+	if ids[0] == ids[1] {
+		t.Errorf("stores at a#1 and a#2 share one database (instance %s)", ids[0])
+	}
+}

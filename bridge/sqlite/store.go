@@ -50,7 +50,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	// No _journal_mode in the DSN: WAL is a property of the file, set once by wal below, where a
 	// race between processes opening a new file is retried instead of failing the connection.
-	dsn := "file:" + path + "?_busy_timeout=" + strconv.Itoa(int(busyTimeout/time.Millisecond)) +
+	// The path is a URI's: '%', '?' and '#' in it are escaped, or SQLite opens another file
+	// (cut at the '#') than the one named.
+	dsn := "file:" + uriPath.Replace(path) + "?_busy_timeout=" + strconv.Itoa(int(busyTimeout/time.Millisecond)) +
 		"&_foreign_keys=on&_txlock=immediate&_synchronous=FULL&_stmt_cache_size=64"
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
@@ -70,6 +72,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	return s, nil
 }
+
+// uriPath escapes what a file: URI's path may not hold as itself.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // create makes the database's folder (0700) and file (0600) when they do not exist yet, so
 // what the store keeps (names, e-mail addresses, transcripts) is readable by the bridge's user
