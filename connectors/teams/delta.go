@@ -90,7 +90,7 @@ func (s *Source) delta(ctx context.Context, org user, link string, start time.Ti
 			Delta string          `json:"@odata.deltaLink"`
 		}
 		err := s.api.do(ctx, call{op: "recordings of " + org.String(), method: http.MethodGet, url: link,
-			forbidden: func(m string) string { return needPolicy(org.String(), m) }}, &page)
+			forbidden: func(m string) string { return needPolicy(org.String(), m, needRecordings) }}, &page)
 		if err != nil && !resynced && link != first && expired(err) {
 			s.warn("delta token expired; syncing again from start_date (nothing is uploaded twice)", org.String(), err)
 			link, out, resynced = first, nil, true
@@ -100,7 +100,7 @@ func (s *Source) delta(ctx context.Context, org user, link string, start time.Ti
 			return nil, "", err
 		}
 		for _, cr := range page.Value {
-			if r, ok := recording(cr, org); ok {
+			if r, ok := recording(cr, org, false); ok {
 				out = append(out, r)
 			}
 		}
@@ -114,31 +114,29 @@ func (s *Source) delta(ctx context.Context, org user, link string, start time.Ti
 	}
 }
 
-// walk runs a delta round for each organizer from its link in links (none: from start),
-// calling progress after each. An organizer Graph refuses (403, 404: no access policy, no
-// Teams license) is skipped with a warning while others are read; the error is returned when
+// walk runs a delta round for each organizer from its link in links (none: from start) and,
+// with ad_hoc_calls, lists its ad hoc calls since the last sweep, calling progress after each.
+// An organizer Graph refuses (402, 403, 404: no access policy, no Teams licence, a metered
+// quota spent) is skipped with a warning while others are read; the error is returned when
 // none could be. It returns the recordings and the new links.
 func (s *Source) walk(ctx context.Context, links map[string]string, start time.Time, progress func(done, total int)) ([]connectors.Recording, map[string]string, error) {
 	orgs, err := s.organizers(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	now := s.cfg.Now()
 	var out []connectors.Recording
 	next := map[string]string{}
 	var refused []string
 	var first error
 	for i, org := range orgs {
-		recs, link, err := s.delta(ctx, org, links[org.ID], start)
-		if e := asGraph(err); e != nil && (e.Status == http.StatusForbidden || e.Status == http.StatusNotFound) {
-			refused, first = append(refused, org.String()), cmpErr(first, err)
-			if links[org.ID] != "" {
-				next[org.ID] = links[org.ID]
-			}
-		} else if err != nil {
+		recs, err := s.sweep(ctx, org, links, next, start, now)
+		if err != nil && !refusal(err) {
 			return nil, nil, err
-		} else {
-			out, next[org.ID] = append(out, recs...), link
+		} else if err != nil {
+			refused, first = append(refused, org.String()), cmpErr(first, err)
 		}
+		out = append(out, recs...)
 		if progress != nil {
 			progress(i+1, len(orgs))
 		}
@@ -151,6 +149,37 @@ func (s *Source) walk(ctx context.Context, links map[string]string, start time.T
 			strings.Join(refused[:min(len(refused), 5)], ", "), first)
 	}
 	return out, next, nil
+}
+
+// sweep lists org's recordings: its meetings' delta round from its link in links (the new link
+// into next) and, with ad_hoc_calls, its ad hoc calls (sweepCalls). A refusal of one keeps its
+// old state in next and returns, with the refusal, what the other found; another failure is
+// returned alone.
+func (s *Source) sweep(ctx context.Context, org user, links, next map[string]string, start, now time.Time) ([]connectors.Recording, error) {
+	recs, link, err := s.delta(ctx, org, links[org.ID], start)
+	switch {
+	case err == nil:
+		next[org.ID] = link
+	case !refusal(err):
+		return nil, err
+	case links[org.ID] != "":
+		next[org.ID] = links[org.ID]
+	}
+	if !s.cfg.AdHocCalls {
+		return recs, err
+	}
+	calls, cerr := s.sweepCalls(ctx, org, links, next, start, now)
+	if cerr != nil && !refusal(cerr) {
+		return nil, cerr
+	}
+	return append(recs, calls...), cmpErr(err, cerr)
+}
+
+// refusal reports whether err is Graph refusing an organizer's recordings for good: 402, 403
+// or 404.
+func refusal(err error) bool {
+	e := asGraph(err)
+	return e != nil && (e.Status == http.StatusPaymentRequired || e.Status == http.StatusForbidden || e.Status == http.StatusNotFound)
 }
 
 func cmpErr(first, err error) error {
