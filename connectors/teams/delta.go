@@ -115,10 +115,11 @@ func (s *Source) delta(ctx context.Context, org user, link string, start time.Ti
 }
 
 // walk runs a delta round for each organizer from its link in links (none: from start) and,
-// with ad_hoc_calls, lists its ad hoc calls since the last sweep, calling progress after each.
-// An organizer Graph refuses (402, 403, 404: no access policy, no Teams licence, a metered
-// quota spent) is skipped with a warning while others are read; the error is returned when
-// none could be. It returns the recordings and the new links.
+// with ad_hoc_calls, lists its ad hoc calls since the last sweep (sweepCalls), calling progress
+// after each. An organizer Graph refuses (402, 403, 404: no access policy, no Teams licence, a
+// metered quota spent) is skipped with a warning while others are read, its state kept for the
+// next sweep; the error is returned when no organizer's meetings could be read. It returns the
+// recordings and the new links.
 func (s *Source) walk(ctx context.Context, links map[string]string, start time.Time, progress func(done, total int)) ([]connectors.Recording, map[string]string, error) {
 	orgs, err := s.organizers(ctx)
 	if err != nil {
@@ -127,52 +128,49 @@ func (s *Source) walk(ctx context.Context, links map[string]string, start time.T
 	now := s.cfg.Now()
 	var out []connectors.Recording
 	next := map[string]string{}
-	var refused []string
-	var first error
+	var refused, callsRefused []string
+	var first, firstCalls error
 	for i, org := range orgs {
-		recs, err := s.sweep(ctx, org, links, next, start, now)
-		if err != nil && !refusal(err) {
+		recs, link, err := s.delta(ctx, org, links[org.ID], start)
+		switch {
+		case err == nil:
+			out, next[org.ID] = append(out, recs...), link
+		case !refusal(err):
 			return nil, nil, err
-		} else if err != nil {
+		default:
 			refused, first = append(refused, org.String()), cmpErr(first, err)
+			if links[org.ID] != "" {
+				next[org.ID] = links[org.ID]
+			}
 		}
-		out = append(out, recs...)
+		if s.cfg.AdHocCalls {
+			calls, err := s.sweepCalls(ctx, org, links, next, start, now)
+			switch {
+			case err == nil:
+				out = append(out, calls...)
+			case !refusal(err):
+				return nil, nil, err
+			default:
+				callsRefused, firstCalls = append(callsRefused, org.String()), cmpErr(firstCalls, err)
+			}
+		}
 		if progress != nil {
 			progress(i+1, len(orgs))
 		}
 	}
-	switch {
-	case len(refused) > 0 && len(refused) == len(orgs):
+	if len(refused) > 0 && len(refused) == len(orgs) {
 		return nil, nil, first
-	case len(refused) > 0:
-		s.warn(fmt.Sprintf("%d of %d organizers skipped: Graph refused their recordings", len(refused), len(orgs)),
-			strings.Join(refused[:min(len(refused), 5)], ", "), first)
 	}
+	s.warnRefused("organizers skipped: Graph refused their recordings", refused, len(orgs), first)
+	s.warnRefused("organizers' ad hoc calls skipped: Graph refused them", callsRefused, len(orgs), firstCalls)
 	return out, next, nil
 }
 
-// sweep lists org's recordings: its meetings' delta round from its link in links (the new link
-// into next) and, with ad_hoc_calls, its ad hoc calls (sweepCalls). A refusal of one keeps its
-// old state in next and returns, with the refusal, what the other found; another failure is
-// returned alone.
-func (s *Source) sweep(ctx context.Context, org user, links, next map[string]string, start, now time.Time) ([]connectors.Recording, error) {
-	recs, link, err := s.delta(ctx, org, links[org.ID], start)
-	switch {
-	case err == nil:
-		next[org.ID] = link
-	case !refusal(err):
-		return nil, err
-	case links[org.ID] != "":
-		next[org.ID] = links[org.ID]
+// warnRefused warns that Graph refused some of total organizers, naming the first five.
+func (s *Source) warnRefused(what string, refused []string, total int, err error) {
+	if len(refused) > 0 {
+		s.warn(fmt.Sprintf("%d of %d %s", len(refused), total, what), strings.Join(refused[:min(len(refused), 5)], ", "), err)
 	}
-	if !s.cfg.AdHocCalls {
-		return recs, err
-	}
-	calls, cerr := s.sweepCalls(ctx, org, links, next, start, now)
-	if cerr != nil && !refusal(cerr) {
-		return nil, cerr
-	}
-	return append(recs, calls...), cmpErr(err, cerr)
 }
 
 // refusal reports whether err is Graph refusing an organizer's recordings for good: 402, 403

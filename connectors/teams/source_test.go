@@ -157,7 +157,9 @@ func TestThrottlingHonoursRetryAfter(t *testing.T) {
 }
 
 // TestForbiddenNamesWhatIsMissing: a 403 says which permission or policy is missing, in Check
-// (bridge sources check, bridge doctor) and in Open's error (the job's reason, not retried).
+// (bridge sources check, bridge doctor, with its fix) and in Open's error (the job's reason:
+// not retried as transient; a missing policy holds the job, connectors.Blocked, a missing
+// permission skips it).
 func TestForbiddenNamesWhatIsMissing(t *testing.T) {
 	for _, tc := range []struct {
 		name, want string
@@ -181,8 +183,10 @@ func TestForbiddenNamesWhatIsMissing(t *testing.T) {
 		if tc.name == "no User.Read.All" {
 			continue // downloads need no user listing
 		}
-		if _, err := read(src, rec[0]); err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, connectors.ErrTransient) {
-			t.Errorf("Open(%s) = %v, want a permanent error saying %q", tc.name, err, tc.want)
+		_, err := read(src, rec[0])
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, connectors.ErrTransient) ||
+			errors.Is(err, connectors.ErrBlocked) != (tc.name == "no access policy") {
+			t.Errorf("Open(%s) = %v (blocked %v), want an error saying %q, blocked only for the policy", tc.name, err, errors.Is(err, connectors.ErrBlocked), tc.want)
 		}
 	}
 }
