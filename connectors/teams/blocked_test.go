@@ -29,7 +29,7 @@ func TestRefusalsAboutTheAccountBlock(t *testing.T) {
 		{"no application access policy", func(f *teamstest.Server, u *teamstest.User) { f.NoPolicy(u.ID) }, true,
 			"403 General: " + teamstest.NoPolicyMessage, "Grant-CsApplicationAccessPolicy"},
 		{"no permission", func(f *teamstest.Server, _ *teamstest.User) { f.Revoke(teamstest.PermRecordings) }, false,
-			"Missing role permissions", "grant the application permission OnlineMeetingRecording.Read.All"},
+			"Missing role permissions", "grant the app registration the application permission OnlineMeetingRecording.Read.All"},
 	} {
 		fake := teamstest.Start(t)
 		sam := fake.AddUser("", "Sam Lee", "sam@acme.test")

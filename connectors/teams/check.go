@@ -31,7 +31,7 @@ func (s *Source) Check(ctx context.Context) ([]string, error) {
 	lines := []string{fmt.Sprintf("token issued for app %s in tenant %s", s.cfg.ClientID, s.cfg.TenantID)}
 	orgs, err := s.organizers(ctx)
 	if err != nil {
-		return lines, setup(err)
+		return lines, s.setup(err)
 	}
 	lines = append(lines, fmt.Sprintf("%d organizer(s) to sync", len(orgs)))
 	s.mu.Lock()
@@ -52,7 +52,7 @@ func (s *Source) Check(ctx context.Context) ([]string, error) {
 		lines = append(lines, "recordings of "+org.String()+" can be read")
 		if len(recs) > 0 {
 			if err := s.probe(ctx, recs[len(recs)-1]); err != nil {
-				return lines, setup(err)
+				return lines, s.setup(err)
 			}
 			lines = append(lines, "the content of "+org.String()+"'s latest recording is served")
 		}
@@ -60,7 +60,7 @@ func (s *Source) Check(ctx context.Context) ([]string, error) {
 		break
 	}
 	if first != nil {
-		return lines, setup(first)
+		return lines, s.setup(first)
 	}
 	if s.push == nil {
 		lines = append(lines, "no notifications.public_url: recordings arrive by sweep only")
@@ -91,7 +91,7 @@ func (s *Source) checkCalls(ctx context.Context, org user, start time.Time) []st
 	if err == nil {
 		return []string{"ad hoc call recordings of " + org.String() + " can be read"}
 	}
-	problem, fix, ok := connectors.SetupFix(setup(err))
+	problem, fix, ok := connectors.SetupFix(s.setup(err))
 	if !ok {
 		problem, fix = err.Error(), "see the error; ad hoc calls are not synced meanwhile"
 	}
@@ -99,20 +99,34 @@ func (s *Source) checkCalls(ctx context.Context, org user, start time.Time) []st
 }
 
 // setup names the fix of a Graph refusal: a 402's meaning, the application access policy's
-// PowerShell, the permission a 403 lacks. Other errors are returned as they are.
-func setup(err error) error {
+// PowerShell (with this app's client id), the permission a 403 lacks; the problem then no
+// longer says what is missing, the fix does. Other errors are returned as they are.
+func (s *Source) setup(err error) error {
 	e := asGraph(err)
-	switch {
-	case e == nil:
+	if e == nil {
 		return err
+	}
+	var fix string
+	switch {
 	case e.Status == http.StatusPaymentRequired:
-		return connectors.NeedsSetup(err, payFix)
+		fix = payFix
 	case e.Status != http.StatusForbidden:
 		return err
 	case strings.Contains(strings.ToLower(e.Message), "application access policy"):
-		return connectors.NeedsSetup(err, policyFix)
+		fix = strings.ReplaceAll(policyFix, "<client_id>", s.cfg.ClientID)
 	case e.Missing != "":
-		return connectors.NeedsSetup(err, "grant "+strings.SplitN(e.Missing, ", and ", 2)[0]+" to the app registration")
+		fix = "grant the app registration " + strings.SplitN(e.Missing, ", and ", 2)[0]
+	default:
+		return err
 	}
-	return err
+	return connectors.NeedsSetup(&problem{msg: strings.Replace(err.Error(), " (needs "+e.Missing+")", "", 1), err: err}, fix)
 }
+
+// problem is err said without what its fix says.
+type problem struct {
+	msg string
+	err error
+}
+
+func (p *problem) Error() string { return p.msg }
+func (p *problem) Unwrap() error { return p.err }
