@@ -252,8 +252,8 @@ func (s *Server) TokensIssued() int {
 	return s.issued
 }
 
-// Count returns how many API requests of a kind (users, user, delta, recording, content,
-// subscriptions) the fake answered.
+// Count returns how many API requests of a kind (users, user, groups, members, delta, adhoc,
+// recording, content, subscriptions) the fake answered.
 func (s *Server) Count(kind string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
