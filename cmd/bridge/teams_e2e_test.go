@@ -124,6 +124,13 @@ sources:
 	if n := uploads(t, sb); n != 2 {
 		t.Errorf("%d uploads after a backfill and another sweep, want still 2", n)
 	}
+	// The organizer's application access policy withdrawn: doctor names the PowerShell that
+	// grants it (issue 29).
+	fake.NoPolicy(org.ID)
+	code, out, errs = cli("doctor", "--config", config)
+	if code == 0 || !strings.Contains(out+errs, "Grant-CsApplicationAccessPolicy") {
+		t.Errorf("doctor without the access policy = %d\n%s%s; want a failure naming Grant-CsApplicationAccessPolicy", code, out, errs)
+	}
 }
 
 // teamsExternalID is the X-External-Id of a Teams recording whose id is too long to be one.

@@ -49,18 +49,24 @@ func (e *GraphError) Error() string {
 const (
 	needUsers      = "the application permission User.Read.All, with admin consent"
 	needRecordings = "the application permission OnlineMeetingRecording.Read.All, with admin consent"
+	needCalls      = "the application permission CallRecordings.Read.All, with admin consent"
 	needGroups     = "the application permission GroupMember.Read.All, with admin consent"
 )
 
+// policyFix is the Teams PowerShell that grants the app an application access policy
+// (https://learn.microsoft.com/graph/cloud-communication-online-meeting-application-access-policy).
+const policyFix = "in Teams PowerShell, New-CsApplicationAccessPolicy -Identity bridge-recordings -AppIds <client_id>, " +
+	"then Grant-CsApplicationAccessPolicy -PolicyName bridge-recordings -Global (or -Identity <organizer>); it takes effect within about 30 minutes"
+
 // needPolicy is what a 403 of a recordings call means is missing: an application access policy
-// when Graph says so, else the permission and the policy.
-func needPolicy(organizer, message string) string {
+// when Graph says so, else the permission (need) and the policy.
+func needPolicy(organizer, message, need string) string {
 	policy := "an application access policy granted to " + organizer + " (New-CsApplicationAccessPolicy -AppIds <client_id>, " +
 		"then Grant-CsApplicationAccessPolicy -Identity <organizer> or -Global)"
 	if strings.Contains(strings.ToLower(message), "application access policy") {
 		return policy
 	}
-	return needRecordings + ", and " + policy
+	return need + ", and " + policy
 }
 
 // tokens caches the client-credentials token: renewed five minutes before it expires and at
@@ -119,7 +125,8 @@ func newClient(c Config) *client {
 // call is one Graph request.
 type call struct {
 	op, method, url string
-	body            any // sent as JSON when not nil
+	body            any         // sent as JSON when not nil
+	header          http.Header // sent besides the token (ConsistencyLevel)
 	// need is what a 403 means is missing; forbidden, when set, decides it from Graph's message.
 	need      string
 	forbidden func(message string) string
@@ -168,6 +175,9 @@ func (cl *client) send(ctx context.Context, c call) (*http.Response, string, err
 	req, err := http.NewRequestWithContext(ctx, c.method, c.url, body)
 	if err != nil {
 		return nil, "", retry.Permanent(fmt.Errorf("graph %s: %w", c.op, err))
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	if body != nil {
@@ -244,13 +254,19 @@ func asGraph(err error) *GraphError {
 	return nil
 }
 
-// transient marks a Graph failure of Open that may pass (429, 5xx with its Retry-After, a
-// network failure, the token endpoint failing so) as connectors.ErrTransient.
-func transient(ctx context.Context, err error) error {
+// classify marks a failure of Open: a refusal about the account (402, or a 403 saying a
+// licence or the application access policy is missing: connectors.BlockedStatus) as
+// connectors.Blocked, so the job waits rather than fails; one that may pass (429, 5xx with its
+// Retry-After, a network failure, the token endpoint failing so) as connectors.ErrTransient.
+// Anything else is returned as it is.
+func classify(ctx context.Context, err error) error {
 	switch e := asGraph(err); {
 	case ctx.Err() != nil || err == nil:
 		return err
 	case e != nil:
+		if blocked(e) {
+			return connectors.Blocked(err, e.RetryAfter)
+		}
 		if connectors.TransientStatus(e.Status) {
 			return connectors.Transient(err, e.RetryAfter)
 		}
@@ -261,4 +277,11 @@ func transient(ctx context.Context, err error) error {
 		return connectors.Transient(err, 0)
 	}
 	return err
+}
+
+// blocked reports whether Graph refused about the account rather than the request: any 402
+// (https://learn.microsoft.com/graph/errors: "The payment requirements for the API haven't
+// been met"), a 403 whose code or message names a licence or the application access policy.
+func blocked(e *GraphError) bool {
+	return connectors.BlockedStatus(e.Status, e.Code+": "+e.Message)
 }

@@ -90,7 +90,7 @@ func (s *Source) delta(ctx context.Context, org user, link string, start time.Ti
 			Delta string          `json:"@odata.deltaLink"`
 		}
 		err := s.api.do(ctx, call{op: "recordings of " + org.String(), method: http.MethodGet, url: link,
-			forbidden: func(m string) string { return needPolicy(org.String(), m) }}, &page)
+			forbidden: func(m string) string { return needPolicy(org.String(), m, needRecordings) }}, &page)
 		if err != nil && !resynced && link != first && expired(err) {
 			s.warn("delta token expired; syncing again from start_date (nothing is uploaded twice)", org.String(), err)
 			link, out, resynced = first, nil, true
@@ -100,7 +100,7 @@ func (s *Source) delta(ctx context.Context, org user, link string, start time.Ti
 			return nil, "", err
 		}
 		for _, cr := range page.Value {
-			if r, ok := recording(cr, org); ok {
+			if r, ok := recording(cr, org, false); ok {
 				out = append(out, r)
 			}
 		}
@@ -114,43 +114,70 @@ func (s *Source) delta(ctx context.Context, org user, link string, start time.Ti
 	}
 }
 
-// walk runs a delta round for each organizer from its link in links (none: from start),
-// calling progress after each. An organizer Graph refuses (403, 404: no access policy, no
-// Teams license) is skipped with a warning while others are read; the error is returned when
-// none could be. It returns the recordings and the new links.
+// walk runs a delta round for each organizer from its link in links (none: from start) and,
+// with ad_hoc_calls, lists its ad hoc calls since the last sweep (sweepCalls), calling progress
+// after each. An organizer Graph refuses (402, 403, 404: no access policy, no Teams licence, a
+// metered quota spent) is skipped with a warning while others are read, its state kept for the
+// next sweep; the error is returned when no organizer's meetings could be read. It returns the
+// recordings and the new links.
 func (s *Source) walk(ctx context.Context, links map[string]string, start time.Time, progress func(done, total int)) ([]connectors.Recording, map[string]string, error) {
 	orgs, err := s.organizers(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	now := s.cfg.Now()
 	var out []connectors.Recording
 	next := map[string]string{}
-	var refused []string
-	var first error
+	var refused, callsRefused []string
+	var first, firstCalls error
 	for i, org := range orgs {
 		recs, link, err := s.delta(ctx, org, links[org.ID], start)
-		if e := asGraph(err); e != nil && (e.Status == http.StatusForbidden || e.Status == http.StatusNotFound) {
+		switch {
+		case err == nil:
+			out, next[org.ID] = append(out, recs...), link
+		case !refusal(err):
+			return nil, nil, err
+		default:
 			refused, first = append(refused, org.String()), cmpErr(first, err)
 			if links[org.ID] != "" {
 				next[org.ID] = links[org.ID]
 			}
-		} else if err != nil {
-			return nil, nil, err
-		} else {
-			out, next[org.ID] = append(out, recs...), link
+		}
+		if s.cfg.AdHocCalls {
+			calls, err := s.sweepCalls(ctx, org, links, next, start, now)
+			switch {
+			case err == nil:
+				out = append(out, calls...)
+			case !refusal(err):
+				return nil, nil, err
+			default:
+				callsRefused, firstCalls = append(callsRefused, org.String()), cmpErr(firstCalls, err)
+			}
 		}
 		if progress != nil {
 			progress(i+1, len(orgs))
 		}
 	}
-	switch {
-	case len(refused) > 0 && len(refused) == len(orgs):
+	if len(refused) > 0 && len(refused) == len(orgs) {
 		return nil, nil, first
-	case len(refused) > 0:
-		s.warn(fmt.Sprintf("%d of %d organizers skipped: Graph refused their recordings", len(refused), len(orgs)),
-			strings.Join(refused[:min(len(refused), 5)], ", "), first)
 	}
+	s.warnRefused("organizers skipped: Graph refused their recordings", refused, len(orgs), first)
+	s.warnRefused("organizers' ad hoc calls skipped: Graph refused them", callsRefused, len(orgs), firstCalls)
 	return out, next, nil
+}
+
+// warnRefused warns that Graph refused some of total organizers, naming the first five.
+func (s *Source) warnRefused(what string, refused []string, total int, err error) {
+	if len(refused) > 0 {
+		s.warn(fmt.Sprintf("%d of %d %s", len(refused), total, what), strings.Join(refused[:min(len(refused), 5)], ", "), err)
+	}
+}
+
+// refusal reports whether err is Graph refusing an organizer's recordings for good: 402, 403
+// or 404.
+func refusal(err error) bool {
+	e := asGraph(err)
+	return e != nil && (e.Status == http.StatusPaymentRequired || e.Status == http.StatusForbidden || e.Status == http.StatusNotFound)
 }
 
 func cmpErr(first, err error) error {

@@ -44,6 +44,13 @@ type Config struct {
 	// StartDate is how far back the first sync looks, and a resync after an expired delta
 	// token: a date (2026-01-01) or an RFC 3339 time; empty: 30 days before that sync.
 	StartDate string `koanf:"start_date"`
+	// AdHocCalls also syncs the recordings of the ad hoc calls each organizer starts (1:1 and
+	// group calls, PSTN calls, Meet now: calls not scheduled as meetings, which
+	// getAllRecordings of meetings does not list), found by the sweep with
+	// adhocCall: getAllRecordings over the days since the last sweep (Graph has no delta or
+	// change notification for them here). Needs the application permission
+	// CallRecordings.Read.All and the organizers' application access policy.
+	AdHocCalls bool `koanf:"ad_hoc_calls"`
 	// Notifications enables Graph change notifications, beside the sweep: `public_url` is the
 	// HTTPS address at which Graph reaches this bridge's server (notifications go to
 	// `<public_url>/hooks/teams/<source name>`), `client_state_file` holds the clientState
@@ -71,9 +78,13 @@ type Config struct {
 	// SubscribeRetry is the first wait after a subscription could not be made or renewed
 	// (default 30 s, doubled up to 15 minutes).
 	SubscribeRetry time.Duration
-	// NotifyTimeout bounds the Graph calls a change notification makes before it is answered
-	// (default 2.5 s: Graph wants an answer within 3 s, and sends it again otherwise).
-	NotifyTimeout time.Duration
+	// NotifyQueue is how many notified recordings may wait to be read from Graph (default
+	// 1000); past it a notification is answered 503 and Graph sends it again.
+	NotifyQueue int
+	// OrganizersRefresh is how often a source with notifications resolves its organizers
+	// (the e-mails and groups of organizers) again, from the start of Subscribe (default an
+	// hour), so that a notification is checked against them without calling Graph.
+	OrganizersRefresh time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -88,7 +99,10 @@ func (c *Config) SetDefaults() {
 	setDur(&c.MinBackoff, time.Second)
 	setDur(&c.SubscriptionLifetime, 4230*time.Minute)
 	setDur(&c.SubscribeRetry, 30*time.Second)
-	setDur(&c.NotifyTimeout, 2500*time.Millisecond)
+	setDur(&c.OrganizersRefresh, time.Hour)
+	if c.NotifyQueue == 0 {
+		c.NotifyQueue = 1000
+	}
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = 6
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"regexp"
@@ -37,12 +36,15 @@ type push struct {
 	state string // clientState
 	// events are lifecycle notifications, for Subscribe.
 	events chan lifecycle
+	// queue holds the notifications accepted (202) and not yet read, for Subscribe's worker.
+	queue chan notification
 
 	mu       sync.Mutex
-	sub      *subscription // the live subscription, when known
-	got      time.Time     // when sub was made, renewed or found
-	lifetime time.Duration // asked of Graph; an hour once Graph refused more
-	force    bool          // renew at once (reauthorizationRequired)
+	intake   connectors.Intake // set by Handler
+	sub      *subscription     // the live subscription, when known
+	got      time.Time         // when sub was made, renewed or found
+	lifetime time.Duration     // asked of Graph; an hour once Graph refused more
+	force    bool              // renew at once (reauthorizationRequired)
 }
 
 // lifecycle is a lifecycle notification: reauthorizationRequired, subscriptionRemoved, missed.
@@ -50,7 +52,7 @@ type lifecycle struct{ event, subscription string }
 
 func newPush(c Config) *push {
 	return &push{url: strings.TrimSuffix(c.Notifications["public_url"], "/") + "/hooks/teams/" + c.Name, state: c.ClientState,
-		events: make(chan lifecycle, 16), lifetime: c.SubscriptionLifetime}
+		events: make(chan lifecycle, 16), queue: make(chan notification, c.NotifyQueue), lifetime: c.SubscriptionLifetime}
 }
 
 // notification is one item of a changeNotificationCollection (without resource data), or a
@@ -69,11 +71,20 @@ type notification struct {
 // Handler receives Graph's change notifications at /hooks/teams/<name> (connectors.Pusher).
 // A validation request (?validationToken=…, when a subscription is made) is answered with the
 // token as text/plain. Every notification must carry the clientState (compared in constant
-// time), else 401. A recording notified is read from Graph (so a forged notification cannot
-// name one that does not exist) and stored as a job through intake before the 202; a failure
-// that may pass answers 503, so Graph sends it again. Lifecycle notifications are answered 202
-// and handed to Subscribe.
+// time), else 401. The handler calls no Graph API: Graph wants an answer within 3 seconds and
+// slows down, then drops, the notifications of an endpoint that answers late
+// (https://learn.microsoft.com/graph/change-notifications-delivery-webhooks: "If the service
+// takes longer than 10 seconds to process the notification, it should persist the
+// notification in a queue on its endpoint and return 202 - Accepted"). A recording notified is
+// checked against the organizers resolved beforehand (Subscribe keeps them fresh), queued and
+// answered 202; Subscribe's worker reads it from Graph (so a forged notification cannot name
+// one that does not exist) and stores it through intake. A full queue answers 503, for Graph
+// to send it again. What is queued and then lost (the process killed, Graph failing) is found
+// by the sweep. Lifecycle notifications are answered 202 and handed to Subscribe.
 func (p *PushSource) Handler(intake connectors.Intake) http.Handler {
+	p.push.mu.Lock()
+	p.push.intake = intake
+	p.push.mu.Unlock()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			http.Error(w, "POST only", http.StatusMethodNotAllowed)
@@ -103,26 +114,18 @@ func (p *PushSource) Handler(intake connectors.Intake) http.Handler {
 				return
 			}
 		}
-		recs, err := p.recordings(r.Context(), batch.Value)
-		if err == nil && len(recs) > 0 {
-			err = intake(r.Context(), recs)
-		}
-		if err != nil {
-			p.warn("a change notification is not stored; Graph sends it again", p.push.url, err)
-			http.Error(w, "not stored; send again", http.StatusServiceUnavailable)
+		if !p.accept(batch.Value) {
+			p.warn("change notifications come faster than they are read; Graph sends them again", p.push.url, nil)
+			http.Error(w, "too many notifications waiting; send again", http.StatusServiceUnavailable)
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
 	})
 }
 
-// recordings reads the recordings notified in ns, within NotifyTimeout, and hands lifecycle
-// notifications to Subscribe. A recording that cannot be read for good (out of scope, gone,
-// refused) is left to the sweep with a warning; a failure that may pass is returned.
-func (p *PushSource) recordings(ctx context.Context, ns []notification) ([]connectors.Recording, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.NotifyTimeout)
-	defer cancel()
-	var out []connectors.Recording
+// accept hands lifecycle notifications to Subscribe and queues the recordings notified whose
+// organizer is synced, without calling Graph; false when the queue is full.
+func (p *PushSource) accept(ns []notification) bool {
 	for _, n := range ns {
 		if n.LifecycleEvent != "" {
 			select {
@@ -131,20 +134,16 @@ func (p *PushSource) recordings(ctx context.Context, ns []notification) ([]conne
 			}
 			continue
 		}
-		if n.ChangeType != "" && n.ChangeType != "created" {
+		if n.ChangeType != "" && n.ChangeType != "created" || !p.wanted(n) {
 			continue
 		}
-		rec, ok, err := p.recordingOf(ctx, n)
-		switch {
-		case err != nil && (ctx.Err() != nil || errors.Is(transient(ctx, err), connectors.ErrTransient)):
-			return nil, err
-		case err != nil:
-			p.warn("a notified recording cannot be read; the sweep looks again", n.Resource, err)
-		case ok:
-			out = append(out, rec)
+		select {
+		case p.push.queue <- n:
+		default:
+			return false
 		}
 	}
-	return out, nil
+	return true
 }
 
 var (
@@ -162,35 +161,74 @@ func resourceID(re *regexp.Regexp, resource string) string {
 	return m[1] + m[2]
 }
 
-// recordingOf reads the recording a notification names. ok is false when it is none to take:
-// the organizer cannot be told (the sweep finds it) or is not one synced.
-func (p *PushSource) recordingOf(ctx context.Context, n notification) (connectors.Recording, bool, error) {
-	meeting, id := resourceID(meetingRe, n.Resource), resourceID(recordingRe, n.Resource)
+// notified is what a notification names: the meeting, the recording and the organizer.
+func notified(n notification) (meeting, id, orgID string) {
+	meeting, id = resourceID(meetingRe, n.Resource), resourceID(recordingRe, n.Resource)
 	if id == "" {
 		id = n.ResourceData.ID
 	}
-	orgID := resourceID(userRe, n.Resource)
+	if orgID = resourceID(userRe, n.Resource); orgID == "" {
+		orgID, _ = meetingOrganizer(meeting)
+	}
+	return meeting, id, orgID
+}
+
+// wanted reports whether a notification names a recording to take, from what is known without
+// Graph: its ids, and its organizer among those synced (when they are resolved already; else
+// the worker decides).
+func (p *PushSource) wanted(n notification) bool {
+	meeting, id, orgID := notified(n)
 	if orgID == "" {
-		var ok bool
-		if orgID, ok = meetingOrganizer(meeting); !ok {
-			p.warn("a notified recording's organizer cannot be told; the sweep takes it", n.Resource, nil)
-			return connectors.Recording{}, false, nil
+		p.warn("a notified recording's organizer cannot be told; the sweep takes it", n.Resource, nil)
+		return false
+	}
+	if meeting == "" || id == "" || p.cfg.all() {
+		return meeting != "" && id != ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.scope == nil || p.scope[orgID]
+}
+
+// work reads the notifications queued by the handler until ctx ends: each recording is read
+// from Graph and stored through intake. One that cannot be read or stored is left to the sweep
+// with a warning.
+func (p *PushSource) work(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-p.push.queue:
+			if err := p.take(ctx, n); err != nil && ctx.Err() == nil {
+				p.warn("a notified recording is not stored; the sweep takes it", n.Resource, err)
+			}
 		}
 	}
-	if meeting == "" || id == "" {
-		return connectors.Recording{}, false, nil
-	}
+}
+
+// take reads the recording a notification names and stores it through intake; a recording of
+// an organizer not synced is left alone.
+func (p *PushSource) take(ctx context.Context, n notification) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	meeting, id, orgID := notified(n)
 	if in, err := p.inScope(ctx, orgID); err != nil || !in {
-		return connectors.Recording{}, false, err
+		return err
 	}
 	org, err := p.user(ctx, orgID)
 	if err != nil {
-		return connectors.Recording{}, false, err
+		return err
 	}
-	cr, err := p.getRecording(ctx, org, meeting, id)
+	cr, err := p.getRecording(ctx, where{org: org, meeting: meeting}, id)
 	if err != nil {
-		return connectors.Recording{}, false, err
+		return err
 	}
-	rec, ok := recording(cr, org)
-	return rec, ok, nil
+	rec, ok := recording(cr, org, false)
+	p.push.mu.Lock()
+	intake := p.push.intake
+	p.push.mu.Unlock()
+	if !ok || intake == nil {
+		return nil
+	}
+	return intake(ctx, []connectors.Recording{rec})
 }

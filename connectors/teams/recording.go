@@ -57,11 +57,16 @@ func version(cr callRecording) (string, time.Time, error) {
 	return t.UTC().Format(time.RFC3339Nano), t.UTC(), nil
 }
 
-// recording describes cr, organized by org; ok is false for an entry that is no recording to
-// take (removed, or without ids or a creation time).
-func recording(cr callRecording, org user) (connectors.Recording, bool) {
+// recording describes cr, organized by org: a meeting's recording, or with adhoc an ad hoc
+// call's (identified by its callId: it has no meetingId); ok is false for an entry that is no
+// recording to take (removed, or without ids or a creation time).
+func recording(cr callRecording, org user, adhoc bool) (connectors.Recording, bool) {
 	ver, created, err := version(cr)
-	if cr.Removed != nil || cr.ID == "" || cr.MeetingID == "" || err != nil {
+	parent := cr.MeetingID
+	if adhoc {
+		parent = cr.CallID
+	}
+	if cr.Removed != nil || cr.ID == "" || parent == "" || err != nil {
 		return connectors.Recording{}, false
 	}
 	end := cr.EndDateTime
@@ -81,6 +86,12 @@ func recording(cr callRecording, org user) (connectors.Recording, bool) {
 			"meeting_id": cr.MeetingID, "recording_id": cr.ID, "content_correlation_id": cr.ContentCorrelationID,
 			"created": ver, "end": end},
 		Metadata: map[string]string{"teams_meeting_id": cr.MeetingID, "teams_organizer": org.String(), "teams_start": ver},
+	}
+	if adhoc {
+		r.Name = fmt.Sprintf("Teams call %s %s.mp4", who, created.Format("2006-01-02 1504"))
+		r.Fields["meeting_id"], r.Fields["call_id"] = "", cr.CallID
+		delete(r.Metadata, "teams_meeting_id")
+		r.Metadata["teams_call_id"] = cr.CallID
 	}
 	if end != "" {
 		r.Metadata["teams_end"] = end

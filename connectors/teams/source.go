@@ -6,12 +6,9 @@
 package teams
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/transcript-bridge/bridge/connectors"
 )
@@ -28,6 +25,7 @@ type Source struct {
 	mu    sync.Mutex
 	users map[string]user // by object id: organizers seen, for the owners of pushed recordings
 	scope map[string]bool // the configured organizers' ids, once resolved (nil: not yet)
+	bare  string          // groups whose members came back without mail (noteBare), or ""
 }
 
 var (
@@ -70,44 +68,6 @@ func (s *Source) info(msg string, args ...any) {
 	if s.Log != nil {
 		s.Log.Info(msg, append([]any{"source", s.cfg.Name}, args...)...)
 	}
-}
-
-// Check implements connectors.Checker: a token is issued, the organizers can be listed or
-// resolved (User.Read.All), and one organizer's recordings can be read
-// (OnlineMeetingRecording.Read.All and the application access policy). A 403 says which of
-// them is missing.
-func (s *Source) Check(ctx context.Context) ([]string, error) {
-	if _, err := s.api.tokens.get(ctx); err != nil {
-		return nil, err
-	}
-	lines := []string{fmt.Sprintf("token issued for app %s in tenant %s", s.cfg.ClientID, s.cfg.TenantID)}
-	orgs, err := s.organizers(ctx)
-	if err != nil {
-		return lines, err
-	}
-	lines = append(lines, fmt.Sprintf("%d organizer(s) to sync", len(orgs)))
-	start := s.cfg.Now().Add(-24 * time.Hour)
-	var first error
-	for _, org := range orgs[:min(len(orgs), 5)] { // with all, the first users may have no Teams
-		if _, _, err := s.delta(ctx, org, "", start); err != nil {
-			if first == nil {
-				first = err
-			}
-			continue
-		}
-		lines = append(lines, "recordings of "+org.String()+" can be read")
-		first = nil
-		break
-	}
-	if first != nil {
-		return lines, first
-	}
-	if s.push == nil {
-		lines = append(lines, "no notifications.public_url: recordings arrive by sweep only")
-	} else {
-		lines = append(lines, "change notifications go to "+s.push.url+" (bridge run subscribes once its server listens)")
-	}
-	return lines, nil
 }
 
 // isStatus reports whether err is a Graph refusal with this HTTP status.

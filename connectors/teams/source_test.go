@@ -157,16 +157,21 @@ func TestThrottlingHonoursRetryAfter(t *testing.T) {
 }
 
 // TestForbiddenNamesWhatIsMissing: a 403 says which permission or policy is missing, in Check
-// (bridge sources check, bridge doctor) and in Open's error (the job's reason, not retried).
+// (bridge sources check, bridge doctor, with its fix) and in Open's error (the job's reason:
+// not retried as transient; a missing policy holds the job, connectors.Blocked, a missing
+// permission skips it).
 func TestForbiddenNamesWhatIsMissing(t *testing.T) {
 	for _, tc := range []struct {
-		name, want string
-		deny       func(*teamstest.Server, *teamstest.User)
+		name, want, fix string
+		deny            func(*teamstest.Server, *teamstest.User)
 	}{
-		{"no User.Read.All", "needs the application permission User.Read.All", func(f *teamstest.Server, _ *teamstest.User) { f.Revoke(teamstest.PermUsers) }},
+		{"no User.Read.All", "needs the application permission User.Read.All", "grant the app registration the application permission User.Read.All",
+			func(f *teamstest.Server, _ *teamstest.User) { f.Revoke(teamstest.PermUsers) }},
 		{"no OnlineMeetingRecording.Read.All", "needs the application permission OnlineMeetingRecording.Read.All",
+			"grant the app registration the application permission OnlineMeetingRecording.Read.All",
 			func(f *teamstest.Server, _ *teamstest.User) { f.Revoke(teamstest.PermRecordings) }},
 		{"no access policy", "needs an application access policy granted to sam@acme.test",
+			"New-CsApplicationAccessPolicy -Identity bridge-recordings -AppIds " + teamstest.ClientID,
 			func(f *teamstest.Server, u *teamstest.User) { f.NoPolicy(u.ID) }},
 	} {
 		fake := teamstest.Start(t)
@@ -175,14 +180,17 @@ func TestForbiddenNamesWhatIsMissing(t *testing.T) {
 		src := newSource(t, fake, teams.Config{})
 		rec, _ := list(t, src, "")
 		tc.deny(fake, sam)
-		if _, err := src.Check(context.Background()); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Check(%s) = %v, want an error saying %q", tc.name, err, tc.want)
+		_, err := src.Check(context.Background())
+		if _, fix, ok := connectors.SetupFix(err); !ok || !strings.Contains(fix, tc.fix) {
+			t.Errorf("Check(%s) = %v, want a setup error whose fix says %q", tc.name, err, tc.fix)
 		}
 		if tc.name == "no User.Read.All" {
 			continue // downloads need no user listing
 		}
-		if _, err := read(src, rec[0]); err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, connectors.ErrTransient) {
-			t.Errorf("Open(%s) = %v, want a permanent error saying %q", tc.name, err, tc.want)
+		_, err = read(src, rec[0])
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, connectors.ErrTransient) ||
+			errors.Is(err, connectors.ErrBlocked) != (tc.name == "no access policy") {
+			t.Errorf("Open(%s) = %v (blocked %v), want an error saying %q, blocked only for the policy", tc.name, err, errors.Is(err, connectors.ErrBlocked), tc.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -26,8 +27,16 @@ type subscription struct {
 // (left by an earlier run or another replica), else creates one; renews it when a third of
 // its life is left, at once on reauthorizationRequired, and makes a new one on
 // subscriptionRemoved or when Graph no longer knows it. Failures are logged and tried again
-// (30 s, doubling up to 15 minutes): the sweep finds every recording meanwhile.
+// (30 s, doubling up to 15 minutes): the sweep finds every recording meanwhile. Meanwhile it
+// reads the recordings the handler queued, and resolves the configured organizers at once and
+// every OrganizersRefresh, for the handler to check notifications against.
 func (p *PushSource) Subscribe(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { p.work(ctx) })
+	if !p.cfg.all() {
+		wg.Go(func() { p.keepOrganizers(ctx) })
+	}
 	ps := p.push
 	failures := 0
 	for {

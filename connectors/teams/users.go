@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 )
 
 // user is an Entra ID user: an organizer whose meetings' recordings are synced.
@@ -34,6 +36,10 @@ func (u user) String() string {
 
 const userFields = "id,displayName,mail,userPrincipalName"
 
+// eventual is the header of Graph's advanced queries on directory objects
+// (https://learn.microsoft.com/graph/aad-advanced-queries), sent with $count=true.
+var eventual = http.Header{http.CanonicalHeaderKey("ConsistencyLevel"): {"eventual"}}
+
 // organizers returns the users whose recordings are synced: with all, every user of the tenant
 // (GET /users, page by page), else the configured e-mails and groups resolved to users. It
 // remembers them (by id) for the owners of pushed recordings. It fails with the first user or
@@ -55,10 +61,14 @@ func (s *Source) organizers(ctx context.Context) ([]user, error) {
 		}
 	} else {
 		seen := map[string]bool{}
+		var bare []string
 		for _, o := range s.cfg.Organizers {
 			us, err := s.resolve(ctx, o)
 			if err != nil {
 				return nil, fmt.Errorf("organizer %s: %w", o, err)
+			}
+			if strings.HasPrefix(o, "group:") && slices.ContainsFunc(us, func(u user) bool { return u.email() == "" }) {
+				bare = append(bare, o)
 			}
 			for _, u := range us {
 				if !seen[u.ID] {
@@ -67,6 +77,7 @@ func (s *Source) organizers(ctx context.Context) ([]user, error) {
 				}
 			}
 		}
+		s.noteBare(bare)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -104,14 +115,17 @@ func (s *Source) resolve(ctx context.Context, entry string) ([]user, error) {
 		}
 		id = page.Value[0].ID
 	}
+	// The OData cast is an advanced query: ConsistencyLevel: eventual and $count=true, else
+	// 400 Request_UnsupportedQuery (https://learn.microsoft.com/graph/api/group-list-transitivemembers).
 	var out []user
-	next := s.cfg.GraphURL + "/v1.0/groups/" + url.PathEscape(id) + "/transitiveMembers/microsoft.graph.user?$select=" + userFields + "&$top=999"
+	next := s.cfg.GraphURL + "/v1.0/groups/" + url.PathEscape(id) + "/transitiveMembers/microsoft.graph.user?$select=" + userFields + "&$top=999&$count=true"
 	for next != "" {
 		var page struct {
 			Value []user `json:"value"`
 			Next  string `json:"@odata.nextLink"`
 		}
-		if err := s.api.do(ctx, call{op: "members of group " + key, method: http.MethodGet, url: next, need: needGroups}, &page); err != nil {
+		c := call{op: "members of group " + key, method: http.MethodGet, url: next, need: needGroups, header: eventual}
+		if err := s.api.do(ctx, c, &page); err != nil {
 			return nil, err
 		}
 		out = append(out, page.Value...)
@@ -119,6 +133,30 @@ func (s *Source) resolve(ctx context.Context, entry string) ([]user, error) {
 	}
 	return out, nil
 }
+
+// noteBare remembers the group entries whose members came back without mail or
+// userPrincipalName, for Check, and warns when they change. Graph answers so when the app
+// lacks User.Read.All: "if it doesn't have permission to read a certain resource type, members
+// of that type are returned but with limited information ... only the @odata.type property for
+// the object type and the id"
+// (https://learn.microsoft.com/graph/permissions-overview#limited-information-returned-for-inaccessible-member-objects).
+func (s *Source) noteBare(groups []string) {
+	problem := ""
+	if len(groups) > 0 {
+		problem = "members of " + strings.Join(groups, ", ") + " came back without mail or userPrincipalName: the app lacks " +
+			"the application permission User.Read.All (GroupMember.Read.All alone returns only their ids)"
+	}
+	s.mu.Lock()
+	changed := problem != s.bare
+	s.bare = problem
+	s.mu.Unlock()
+	if changed && problem != "" {
+		s.warn(problem+"; their recordings are synced by id, their owners cannot be mapped by e-mail", strings.Join(groups, ", "), nil)
+	}
+}
+
+// fixBare is what clears the problem noteBare names.
+const fixBare = "grant the application permission User.Read.All (Microsoft Graph, with admin consent) to the app registration"
 
 // lookup resolves an e-mail or an object id to its user: GET /users/{key}, and for an e-mail
 // that is no userPrincipalName, the user whose mail it is.
@@ -179,4 +217,27 @@ func (s *Source) inScope(ctx context.Context, id string) (bool, error) {
 		s.mu.Unlock()
 	}
 	return scope[id], nil
+}
+
+// keepOrganizers resolves the configured organizers at once and again every OrganizersRefresh
+// until ctx ends (after SubscribeRetry when it failed), so that a notification is checked
+// against them without calling Graph.
+func (s *Source) keepOrganizers(ctx context.Context) {
+	for {
+		wait := s.cfg.OrganizersRefresh
+		if _, err := s.organizers(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.warn("organizers cannot be resolved; notified recordings wait for them", strings.Join(s.cfg.Organizers, ", "), err)
+			wait = min(wait, s.cfg.SubscribeRetry)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -73,7 +73,7 @@ func (s *Server) delta(w http.ResponseWriter, r *http.Request, organizer, start 
 	}
 	var match []*Recording
 	for _, x := range s.recs {
-		if x.Organizer == organizer && x.seq > st.After && x.seq <= st.Upto && !x.Created.Before(from) {
+		if x.CallID == "" && x.Organizer == organizer && x.seq > st.After && x.seq <= st.Upto && !x.Created.Before(from) {
 			match = append(match, x)
 		}
 	}

@@ -2,9 +2,11 @@
 // its wire formats: the client-credentials token endpoint of the identity platform, users with
 // @odata.nextLink paging, the getAllRecordings delta function per organizer (nextLink pages,
 // a deltaLink that ends each round, tokens that expire with 410 Gone or syncStateNotFound),
-// recordings and their content behind a 302 to a pre-authenticated URL, 429 and 503 with
-// Retry-After, 403 when the app lacks a permission or the organizer an application access
-// policy, and change notifications: subscriptions whose URLs are validated with the
+// recordings and their content behind a 302 to a pre-authenticated URL, ad hoc call
+// recordings (adhocCall: getAllRecordings, by date window), groups' transitive members with
+// the advanced query parameters Graph requires, 429 and 503 with Retry-After, 403 when the app
+// lacks a permission or the organizer an application access policy, 402 when a metered API's
+// evaluation capacity is spent, and change notifications: subscriptions whose URLs are validated with the
 // validationToken handshake, notifications and lifecycle notifications posted to them.
 package teamstest
 
@@ -30,6 +32,9 @@ const (
 	PermRecordings = "OnlineMeetingRecording.Read.All"
 	PermUsers      = "User.Read.All"
 	PermGroups     = "GroupMember.Read.All"
+	// PermCallRecordings reads ad hoc calls' recordings
+	// (https://learn.microsoft.com/graph/api/adhoccall-getallrecordings).
+	PermCallRecordings = "CallRecordings.Read.All"
 )
 
 // User is an Entra ID user, as GET /users returns it.
@@ -45,9 +50,9 @@ type User struct {
 
 // Recording is a meeting recording with its content.
 type Recording struct {
-	// ID, MeetingID and ContentCorrelationID are the callRecording's; Organizer is the
-	// organizer's object id.
-	ID, MeetingID, Organizer, ContentCorrelationID string
+	// ID, MeetingID (a meeting's), CallID (an ad hoc call's) and ContentCorrelationID are the
+	// callRecording's; Organizer is the organizer's (the caller's) object id.
+	ID, MeetingID, CallID, Organizer, ContentCorrelationID string
 	// Created and End are its createdDateTime and endDateTime.
 	Created, End time.Time
 	// Content is what the content request serves.
@@ -84,6 +89,9 @@ type Server struct {
 	limited []string        // Retry-After values for the next API requests, answered 429
 	busy    []string        // Retry-After values for the next API requests, answered 503
 	subs    map[string]*Subscription
+	payment bool          // content requests answer 402 PaymentRequired
+	gate    chan struct{} // while paused, requests wait for it to close
+	held    int           // requests that waited while paused
 	// Calls counts the API requests by kind (see Count).
 	Calls map[string]int
 	// Downloads counts the requests of the pre-authenticated content URLs.
@@ -96,6 +104,7 @@ func Start(t testing.TB) *Server {
 		policy: map[string]bool{}, subs: map[string]*Subscription{}, Calls: map[string]int{}, expiry: "410"}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
+	t.Cleanup(s.Resume) // before Close, which waits for the requests held
 	s.URL = s.srv.URL
 	return s
 }
@@ -126,6 +135,23 @@ func (s *Server) AddRecording(organizer string, created time.Time, content []byt
 		organizer, TenantID, s.seq, "0000000000000000000000000000000100000009753c89eb72bd42bafc15dd085cf5be", thread))
 	r := &Recording{ID: id, MeetingID: meeting, Organizer: organizer, Created: created.UTC(), End: created.UTC().Add(30 * time.Minute),
 		ContentCorrelationID: fmt.Sprintf("b0%06d-4e62-4d1a-9c3b-8f7a6e5d4c3b", s.seq), Content: content, seq: s.seq}
+	s.recs = append(s.recs, r)
+	return r
+}
+
+// AddAdhocRecording adds a recording of an ad hoc call (1:1, group or PSTN call, not a
+// scheduled meeting) that organizer (a user id) started, created at created, and returns it.
+// Its ids look like those of https://learn.microsoft.com/graph/api/adhoccall-getallrecordings:
+// a GUID callId and a base64 recording id ending in "-Recording".
+func (s *Server) AddAdhocRecording(organizer string, created time.Time, content []byte) *Recording {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	call := fmt.Sprintf("fb7e5c1e-8ab8-4647-97a1-%012d", s.seq)
+	id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "\x92\xd5b\xcc\x9b\xc6\x00\x00\x00\x9d\xf0\x8c\x94\x04\xd9[1\x19:%s_%s@unq.gbl.spaces\xa0\xd99%s-%d-Recording",
+		TenantID, organizer, call, created.Unix()))
+	r := &Recording{ID: id, CallID: call, Organizer: organizer, Created: created.UTC(), End: created.UTC().Add(10 * time.Minute),
+		ContentCorrelationID: fmt.Sprintf("7cc3ae2a-0aa9-4e47-9d85-%012d-%s", s.seq, created.UTC().Format("20060102_150405")), Content: content, seq: s.seq}
 	s.recs = append(s.recs, r)
 	return r
 }
@@ -166,6 +192,38 @@ func (s *Server) Revoke(permission string) { s.Edit(func() { s.revoked[permissio
 // their meetings answer 403 "No application access policy found for this app".
 func (s *Server) NoPolicy(organizer string) { s.Edit(func() { s.policy[organizer] = true }) }
 
+// PaymentRequired makes every content request answer 402 PaymentRequired, "Evaluation
+// capacity for the month has exceeded" (PaymentMessage), as Graph did for metered APIs past
+// their evaluation quota, until called with false.
+func (s *Server) PaymentRequired(on bool) { s.Edit(func() { s.payment = on }) }
+
+// Pause holds every request (the token endpoint's and the API's; not the download URLs') until
+// Resume: a request the code under test makes meanwhile waits, and is counted (Held).
+func (s *Server) Pause() {
+	s.Edit(func() {
+		if s.gate == nil {
+			s.gate = make(chan struct{})
+		}
+	})
+}
+
+// Resume lets the requests held by Pause through, and those after them.
+func (s *Server) Resume() {
+	s.Edit(func() {
+		if s.gate != nil {
+			close(s.gate)
+			s.gate = nil
+		}
+	})
+}
+
+// Held counts the requests that arrived while the fake was paused.
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
 // RateLimit answers the next API requests with 429, each with one of these Retry-After values
 // ("" for none).
 func (s *Server) RateLimit(retryAfter ...string) {
@@ -194,8 +252,8 @@ func (s *Server) TokensIssued() int {
 	return s.issued
 }
 
-// Count returns how many API requests of a kind (users, user, delta, recording, content,
-// subscriptions) the fake answered.
+// Count returns how many API requests of a kind (users, user, groups, members, delta, adhoc,
+// recording, content, subscriptions) the fake answered.
 func (s *Server) Count(kind string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,8 +1,10 @@
 package teamstest
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -12,6 +14,9 @@ import (
 )
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if !s.wait(r) {
+		return
+	}
 	parts := strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/")
 	for i, p := range parts {
 		parts[i], _ = url.PathUnescape(p)
@@ -25,6 +30,29 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.api(w, r, parts[1:])
 	default:
 		graphError(w, http.StatusNotFound, "UnknownError", "no such path: "+r.URL.Path)
+	}
+}
+
+// wait holds a request while the fake is paused (the download URLs excepted); false when the
+// client gave up meanwhile.
+func (s *Server) wait(r *http.Request) bool {
+	if strings.HasPrefix(r.URL.Path, "/download/") {
+		return true
+	}
+	s.mu.Lock()
+	gate := s.gate
+	if gate != nil {
+		s.held++
+	}
+	s.mu.Unlock()
+	if gate == nil {
+		return true
+	}
+	select {
+	case <-gate:
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }
 
@@ -95,46 +123,10 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, p []string) {
 
 var deltaFn = regexp.MustCompile(`^getAllRecordings\(meetingOrganizerUserId='([^']*)'(?:,startDateTime=([^,)]*))?\)$`)
 
-// users1 answers /users and what lies under one user.
-func (s *Server) users1(w http.ResponseWriter, r *http.Request, p []string) {
-	if r.Method != http.MethodGet {
-		graphError(w, http.StatusMethodNotAllowed, "Request_BadRequest", "method not allowed")
-		return
-	}
-	if s.refused(PermUsers) && (len(p) <= 1) {
-		graphError(w, http.StatusForbidden, "Authorization_RequestDenied", "Insufficient privileges to complete the operation.")
-		return
-	}
-	switch {
-	case len(p) == 0:
-		s.count("users")
-		s.listUsers(w, r)
-	case len(p) == 1:
-		s.count("user")
-		if u := s.findUser(p[0]); u != nil {
-			writeJSON(w, http.StatusOK, u)
-		} else {
-			graphError(w, http.StatusNotFound, "Request_ResourceNotFound", "Resource '"+p[0]+"' does not exist or one of its queried reference-property objects are not present.")
-		}
-	case len(p) >= 3 && p[1] == "onlineMeetings":
-		s.meetings(w, r, p[0], p[2:])
-	default:
-		graphError(w, http.StatusBadRequest, "BadRequest", "Resource not found for the segment '"+strings.Join(p, "/")+"'.")
-	}
-}
-
 // meetings answers the recordings of one organizer: the delta function, a recording, its
 // content.
 func (s *Server) meetings(w http.ResponseWriter, r *http.Request, organizer string, p []string) {
-	if s.refused(PermRecordings) {
-		graphError(w, http.StatusForbidden, "Forbidden", "Missing role permissions on the request. API requires one of 'OnlineMeetingRecording.Read.All'. Roles on the request ''.")
-		return
-	}
-	s.mu.Lock()
-	nopolicy := s.policy[organizer]
-	s.mu.Unlock()
-	if nopolicy {
-		graphError(w, http.StatusForbidden, "Forbidden", "No application access policy found for this app.")
+	if s.refuseRecordings(w, organizer, PermRecordings) {
 		return
 	}
 	if len(p) == 2 && p[1] == "delta" {
@@ -154,20 +146,70 @@ func (s *Server) meetings(w http.ResponseWriter, r *http.Request, organizer stri
 		graphError(w, http.StatusBadRequest, "BadRequest", "Resource not found for the segment '"+strings.Join(p, "/")+"'.")
 		return
 	}
+	rec := s.find(func(x *Recording) bool {
+		return x.ID == p[2] && x.MeetingID == p[0] && x.CallID == "" && x.Organizer == organizer
+	})
+	s.recording(w, r, rec, len(p) == 4)
+}
+
+// refuseRecordings answers 403 when the app lacks permission (OnlineMeetingRecording.Read.All,
+// or CallRecordings.Read.All for ad hoc calls) or organizer has no application access policy
+// (https://learn.microsoft.com/graph/cloud-communication-online-meeting-application-access-policy:
+// with application permissions "tenant administrators must configure an application access
+// policy"; Graph's words for its absence are those of
+// https://github.com/microsoftgraph/msgraph-sdk-dotnet/issues/2350: code General, "No
+// application access policy found for this app."), and reports whether it did.
+func (s *Server) refuseRecordings(w http.ResponseWriter, organizer, permission string) bool {
+	if s.refused(permission) {
+		graphError(w, http.StatusForbidden, "Forbidden", "Missing role permissions on the request. API requires one of '"+permission+"'. Roles on the request ''.")
+		return true
+	}
 	s.mu.Lock()
-	var rec *Recording
+	nopolicy := s.policy[organizer]
+	s.mu.Unlock()
+	if nopolicy {
+		graphError(w, http.StatusForbidden, "General", NoPolicyMessage)
+	}
+	return nopolicy
+}
+
+// NoPolicyMessage is Graph's error.message when the organizer has no application access
+// policy granting the app.
+const NoPolicyMessage = "No application access policy found for this app."
+
+// PaymentMessage is Graph's error.message of the 402 PaymentRequired a metered API answered
+// past its evaluation capacity
+// (https://learn.microsoft.com/en-us/answers/questions/2337314: the content request of a
+// recording, "Evaluation capacity for the month has exceeded").
+const PaymentMessage = "Evaluation capacity for the month has exceeded. To continue beyond the evaluation limits complete billing onboarding."
+
+// find returns the recording match accepts, or nil.
+func (s *Server) find(match func(*Recording) bool) *Recording {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, x := range s.recs {
-		if x.ID == p[2] && x.MeetingID == p[0] && x.Organizer == organizer {
-			rec = x
+		if match(x) {
+			return x
 		}
 	}
+	return nil
+}
+
+// recording answers a recording's metadata or, with content, its content: a 302 to a
+// pre-authenticated URL, or the 402 of PaymentRequired.
+func (s *Server) recording(w http.ResponseWriter, r *http.Request, rec *Recording, content bool) {
+	s.mu.Lock()
+	payment := s.payment
 	s.mu.Unlock()
 	switch {
 	case rec == nil:
 		graphError(w, http.StatusNotFound, "NotFound", "The recording was not found.")
-	case len(p) == 3:
+	case !content:
 		s.count("recording")
 		writeJSON(w, http.StatusOK, view(hostBase(r), rec))
+	case payment:
+		s.count("content")
+		graphError(w, http.StatusPaymentRequired, "PaymentRequired", PaymentMessage)
 	default:
 		s.count("content")
 		sig := base64.RawURLEncoding.EncodeToString([]byte(rec.ID + "|" + strconv.FormatInt(time.Now().UnixNano(), 36)))
@@ -197,57 +239,25 @@ func (s *Server) count(kind string) {
 	s.mu.Unlock()
 }
 
-func (s *Server) findUser(key string) *User {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, u := range s.users {
-		if u.ID == key || strings.EqualFold(u.UserPrincipalName, key) {
-			c := *u
-			return &c
-		}
-	}
-	return nil
-}
-
-// listUsers answers GET /users: $top and $skiptoken paging, and $filter=mail eq '…'.
-func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	var match []User
-	for _, u := range s.users {
-		if f := r.URL.Query().Get("$filter"); f == "" || strings.EqualFold(f, "mail eq '"+u.Mail+"'") {
-			match = append(match, *u)
-		}
-	}
-	s.mu.Unlock()
-	s.userPage(w, r, match)
-}
-
-// userPage answers a page of users, from $skiptoken, with the @odata.nextLink of the next.
-func (s *Server) userPage(w http.ResponseWriter, r *http.Request, match []User) {
-	q := r.URL.Query()
-	off, _ := strconv.Atoi(q.Get("$skiptoken"))
-	s.mu.Lock()
-	size := s.PageSize
-	s.mu.Unlock()
-	page := map[string]any{"@odata.context": hostBase(r) + "/v1.0/$metadata#users(id,displayName,mail,userPrincipalName)"}
-	end := min(off+size, len(match))
-	page["value"] = append([]User{}, match[min(off, len(match)):end]...)
-	if end < len(match) {
-		nq := url.Values{"$select": {q.Get("$select")}, "$top": {q.Get("$top")}, "$skiptoken": {strconv.Itoa(end)}}
-		page["@odata.nextLink"] = hostBase(r) + r.URL.Path + "?" + nq.Encode()
-	}
-	writeJSON(w, http.StatusOK, page)
-}
-
-// view is a recording as Graph returns it, its content URL under base.
+// view is a recording as Graph returns it, its content URL under base: for a meeting as the
+// delta function lists it (https://learn.microsoft.com/graph/api/callrecording-delta), for an
+// ad hoc call as adhocCall: getAllRecordings does, with callId and no meetingId
+// (https://learn.microsoft.com/graph/api/adhoccall-getallrecordings).
 func view(base string, r *Recording) map[string]any {
+	organizer := map[string]any{"application": nil, "device": nil, "user": map[string]any{
+		"@odata.type": "#microsoft.graph.teamworkUserIdentity", "id": r.Organizer, "displayName": nil,
+		"userIdentityType": "aadUser", "tenantId": TenantID}}
+	if r.CallID != "" {
+		return map[string]any{"id": r.ID, "callId": r.CallID, "contentCorrelationId": r.ContentCorrelationID,
+			"createdDateTime": r.Created.Format("2006-01-02T15:04:05.0000000Z"), "endDateTime": r.End.Format("2006-01-02T15:04:05.0000000Z"),
+			"recordingContentUrl": base + "/v1.0/users/" + r.Organizer + "/adhocCalls/" + r.CallID + "/recordings/" + r.ID + "/content",
+			"meetingOrganizer":    organizer}
+	}
 	return map[string]any{"@odata.type": "#microsoft.graph.callRecording", "id": r.ID, "meetingId": r.MeetingID,
 		"callId": nil, "contentCorrelationId": r.ContentCorrelationID,
 		"createdDateTime": r.Created.Format("2006-01-02T15:04:05.0000000Z"), "endDateTime": r.End.Format("2006-01-02T15:04:05.0000000Z"),
 		"recordingContentUrl": base + "/v1.0/users/" + r.Organizer + "/onlineMeetings/" + r.MeetingID + "/recordings/" + r.ID + "/content",
-		"meetingOrganizer": map[string]any{"application": nil, "device": nil, "user": map[string]any{
-			"@odata.type": "#microsoft.graph.teamworkUserIdentity", "id": r.Organizer, "displayName": nil,
-			"userIdentityType": "aadUser", "tenantId": TenantID}}}
+		"meetingOrganizer":    organizer}
 }
 
 // file answers the pre-authenticated download URL a content request redirects to.
@@ -295,7 +305,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// graphError answers as Graph refuses a request: its error resource, {"error": {"code",
+// "message", "innerError": {"date", "request-id", "client-request-id"}}}, as JSON, with the
+// request-id and client-request-id headers the innerError repeats
+// (https://learn.microsoft.com/graph/errors: "Errors in Microsoft Graph are returned using
+// standard HTTP status codes, and a JSON error response object"; the recorded answers in
+// testdata show the headers).
 func graphError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": msg,
-		"innerError": map[string]any{"date": time.Now().UTC().Format("2006-01-02T15:04:05"), "request-id": "9f6c2d4e-1b3a-4c5d-8e7f-0a1b2c3d4e5f"}}})
+	id := requestID()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("request-id", id)
+	w.Header().Set("client-request-id", id)
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": code, "message": msg,
+		"innerError": map[string]any{"date": time.Now().UTC().Format("2006-01-02T15:04:05"), "request-id": id, "client-request-id": id}}})
+}
+
+// requestID is a request id as Graph makes them: a random GUID.
+func requestID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
