@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -116,10 +117,24 @@ type client struct {
 func newClient(c Config) *client {
 	files := httpenv.Transport() // HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as every call
 	files.ResponseHeaderTimeout = time.Minute
-	return &client{cfg: c, api: httpenv.Client(60 * time.Second), files: &http.Client{Transport: files},
+	// Graph's token goes to graph_url's host only: never along a redirect elsewhere, and never
+	// to the pre-authenticated location a recording's content redirects to.
+	graph := &connectors.HostRule{Hosts: []string{hostOf(c.GraphURL)}}
+	api := httpenv.Client(60 * time.Second)
+	api.CheckRedirect = connectors.KeepCredentials(graph)
+	return &client{cfg: c, api: api, files: &http.Client{Transport: files, CheckRedirect: connectors.KeepCredentials(nil)},
 		tokens: &tokens{hc: httpenv.Client(60 * time.Second), cfg: clientcredentials.Config{
 			ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthStyle: oauth2.AuthStyleInParams,
 			TokenURL: c.LoginURL + "/" + c.TenantID + "/oauth2/v2.0/token", Scopes: []string{c.GraphURL + "/.default"}}}}
+}
+
+// hostOf returns the host (and port) of a URL, "" when it has none.
+func hostOf(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return p.Host
 }
 
 // call is one Graph request.

@@ -96,3 +96,23 @@ func TestExpiredTokenIsRenewed(t *testing.T) {
 		t.Errorf("Open after the token expired = %q, %v with %d tokens issued; want the content with a second token", b, err, fake.TokensIssued())
 	}
 }
+
+// TestTokenStaysWithGraph (issue 30, point 4): the content's redirect leads to a
+// pre-authenticated location, which gets no token, although Go itself would send it there (the
+// fake serves it on the same host, another path).
+func TestTokenStaysWithGraph(t *testing.T) {
+	fake := teamstest.Start(t)
+	sam := fake.AddUser("", "Sam Lee", "sam@acme.test")
+	fake.AddRecording(sam.ID, day, []byte("recording content"))
+	src := newSource(t, fake, teams.Config{})
+	recs, _ := list(t, src, "")
+	rc, err := src.Open(t.Context(), recs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, rc)
+	rc.Close()
+	if fake.Downloads != 1 || fake.DownloadsWithToken != 0 {
+		t.Errorf("downloads %d, with Graph's token %d; want 1 without", fake.Downloads, fake.DownloadsWithToken)
+	}
+}

@@ -96,6 +96,9 @@ type Server struct {
 	Calls map[string]int
 	// Downloads counts the requests of the pre-authenticated content URLs.
 	Downloads int
+	// DownloadsWithToken counts those that carried an Authorization header: the URL is
+	// pre-authenticated, and Graph's token must never reach its host.
+	DownloadsWithToken int
 }
 
 // Start serves a fake on loopback until the test ends.

@@ -266,6 +266,9 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, sig string) {
 	id, _, _ := strings.Cut(string(raw), "|")
 	s.mu.Lock()
 	s.Downloads++
+	if r.Header.Get("Authorization") != "" {
+		s.DownloadsWithToken++
+	}
 	var rec *Recording
 	for _, x := range s.recs {
 		if x.ID == id {
