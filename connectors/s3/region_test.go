@@ -104,3 +104,18 @@ func TestOpenInAnotherRegionHoldsTheJob(t *testing.T) {
 		t.Errorf("Open with region ap-south-1 = %v, want it blocked, naming region eu-west-1", err)
 	}
 }
+
+// TestRegionUnsetOnAServerThatNamesNone: an S3-compatible server (gofakes3 as it is) answers the
+// region question without x-amz-bucket-region; the source keeps the default region and works.
+func TestRegionUnsetOnAServerThatNamesNone(t *testing.T) {
+	s := startServer(t, s3mem.New())
+	s.put(t, "a.wav", []byte("audio"), nil)
+	src := (&deployed{server: *s}).source(t, s3.Config{})
+	recs, _ := list(t, src, "")
+	if len(recs) != 1 {
+		t.Fatalf("List = %d recordings, want 1", len(recs))
+	}
+	if lines, err := src.Check(context.Background()); err != nil || strings.Contains(strings.Join(lines, " "), "as S3 names it") {
+		t.Errorf("Check = %q, %v; want it reachable in the default region", lines, err)
+	}
+}
