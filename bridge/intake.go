@@ -165,12 +165,15 @@ func Unmapped(j *Job) bool {
 // precheck returns why the service would refuse the file ("" when it would take it).
 func precheck(j *Job) string { return Precheck(j.Recording) }
 
-// Precheck returns why the service would refuse a recording by its name and size alone
-// (unsupported extension, too small, too large), the reason a job for it is skipped before any
-// byte is sent; "" when it would take it. Content is checked later, from the first bytes read.
+// Precheck returns why a recording cannot be taken by what the source says of it (Unavailable)
+// or why the service would refuse it by its name and size alone (unsupported extension, too
+// small, too large), the reason a job for it is skipped before any byte is sent; "" when it
+// would take it. Content is checked later, from the first bytes read.
 func Precheck(r connectors.Recording) string {
 	ext := media.Ext(r.Name)
 	switch {
+	case r.Unavailable != "":
+		return r.Unavailable
 	case media.Kind(ext) == "":
 		return fmt.Sprintf("unsupported_file_format: extension %q is not an audio or video format the service takes", ext)
 	case r.Size > 0 && r.Size < api.MinUploadBytes:

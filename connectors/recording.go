@@ -30,6 +30,10 @@ type Recording struct {
 	// Fields are the source's own fields (S3 x-amz-meta-*, Drive properties), for templates as
 	// {{.Fields.name}}.
 	Fields map[string]string `json:"fields,omitempty"`
+	// Unavailable, when set, says why the source cannot deliver this version and what would let it
+	// (an S3 object in an archive storage class, which S3 refuses to read until restored): the
+	// bridge records its job skipped with this reason at discovery, and never opens it.
+	Unavailable string `json:"unavailable,omitempty"`
 	// Metadata is what the source proposes for X-Metadata (Zoom: topic, meeting id, start time,
 	// duration, host); the source's metadata templates add to it and win on a clash.
 	Metadata map[string]string `json:"metadata,omitempty"`

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -24,7 +26,10 @@ type Config struct {
 	Bucket string `koanf:"bucket"`
 	// Prefix limits the listing to keys beginning with it ("calls/").
 	Prefix string `koanf:"prefix"`
-	// Region is the bucket's region (default: the AWS chain's, else us-east-1).
+	// Region is the bucket's region. Unset, the bridge asks S3 for it (an unsigned HeadBucket,
+	// answered with x-amz-bucket-region) before its first call, and uses the AWS chain's region,
+	// else us-east-1, when the server names none (most S3-compatible servers). Set, it is used as
+	// is: a bucket in another region is an error naming the region to set.
 	Region string `koanf:"region"`
 	// Endpoint is the API base URL of an S3-compatible server (MinIO, versitygw, R2); empty is AWS.
 	Endpoint string `koanf:"endpoint"`
@@ -53,11 +58,27 @@ type Config struct {
 	// SecretAccessKeyFile.
 	SecretAccessKey string
 	// UserMetadata reads each new object's x-amz-meta-* with one HEAD request, for templates
-	// (.Fields); owner_from: meta:<name> turns it on too. Off, discovery is list-only: no
-	// request per object.
+	// (.Fields); owner_from: meta:<name> turns it on too. Off, discovery is list-only, but for
+	// new objects whose storage class needs a HEAD: INTELLIGENT_TIERING (to tell an archive
+	// tier), and, with restore, archived ones (to follow the restore).
 	UserMetadata bool `koanf:"user_metadata"`
-	// HeadConcurrency bounds the HEAD requests in flight when metadata is read (default 16).
+	// HeadConcurrency bounds the HEAD requests in flight during discovery (default 16).
 	HeadConcurrency int `koanf:"head_concurrency"`
+	// Restore has archived objects restored before they are taken: an object in GLACIER,
+	// DEEP_ARCHIVE or an Intelligent-Tiering archive tier, which S3 refuses to read until
+	// restored, is restored with RestoreObject (s3:RestoreObject; AWS bills retrievals) and taken
+	// once HeadObject says its restore is complete (hours; it is listed again until then). Off,
+	// such objects are skipped at discovery with the reason.
+	Restore bool `koanf:"restore"`
+	// RestoreDays is how many days a restored copy of a GLACIER or DEEP_ARCHIVE object stays
+	// readable (default 1); an Intelligent-Tiering object moves back to its Frequent Access tier
+	// instead.
+	RestoreDays int `koanf:"restore_days"`
+	// RestoreTier is the retrieval tier of restores: Standard (default: 3–5 hours, 12 from
+	// DEEP_ARCHIVE), Bulk (cheaper: 5–12 hours, 48 from DEEP_ARCHIVE) or Expedited (1–5 minutes,
+	// costlier; not available from DEEP_ARCHIVE or the Deep Archive Access tier, which use
+	// Standard).
+	RestoreTier string `koanf:"restore_tier"`
 
 	ownerMeta string
 	ownerKey  *regexp.Regexp
@@ -67,6 +88,12 @@ type Config struct {
 func (c *Config) SetDefaults() {
 	if c.HeadConcurrency == 0 {
 		c.HeadConcurrency = 16
+	}
+	if c.RestoreDays == 0 {
+		c.RestoreDays = 1
+	}
+	if c.RestoreTier == "" {
+		c.RestoreTier = string(types.TierStandard)
 	}
 }
 
@@ -82,6 +109,10 @@ func (c *Config) Validate() error {
 		return &connectors.OptionError{Key: "access_key_id", Err: errors.New("needs secret_access_key_file too (or neither, for the AWS chain)")}
 	case c.HeadConcurrency < 1:
 		return &connectors.OptionError{Key: "head_concurrency", Err: fmt.Errorf("%d: at least 1", c.HeadConcurrency)}
+	case c.RestoreDays < 1:
+		return &connectors.OptionError{Key: "restore_days", Err: fmt.Errorf("%d: at least 1", c.RestoreDays)}
+	case restoreTier(c.RestoreTier) == "":
+		return &connectors.OptionError{Key: "restore_tier", Err: fmt.Errorf("%q is not Standard, Bulk or Expedited", c.RestoreTier)}
 	}
 	if err := c.Include.CheckOption("include"); err != nil {
 		return err
@@ -91,6 +122,16 @@ func (c *Config) Validate() error {
 	}
 	_, _, err := c.owner()
 	return err
+}
+
+// restoreTier is the retrieval tier named by name (in any case), "" when it names none.
+func restoreTier(name string) types.Tier {
+	for _, t := range []types.Tier{types.TierStandard, types.TierBulk, types.TierExpedited} {
+		if strings.EqualFold(name, string(t)) {
+			return t
+		}
+	}
+	return ""
 }
 
 // owner compiles owner_from: the metadata name, or the key's regexp; the error is an

@@ -1,13 +1,14 @@
 // Package s3 is the S3 source (aws-sdk-go-v2): a bucket and prefix, listed with ListObjectsV2,
-// each object streamed with GetObject. It works with S3-compatible servers (endpoint +
-// path_style) and registers itself as type "s3".
+// each object streamed with GetObject. It finds the bucket's region when none is set
+// (region.go), and skips archived objects with the reason or has them restored (archive.go). It
+// works with S3-compatible servers (endpoint + path_style) and registers itself as type "s3".
 package s3
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net/http"
 	"path"
 	"strings"
@@ -17,8 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/internal/s3client"
@@ -26,11 +25,18 @@ import (
 
 // Source is an S3 source.
 type Source struct {
-	cfg    Config
-	client *s3.Client
+	cfg Config
+	// Log receives warnings (default: discarded).
+	Log *slog.Logger
 	// saveEvery is how often, at most, ListPages hands over a cursor of what it listed so far
 	// (cursorSaveInterval; tests set less).
 	saveEvery time.Duration
+
+	mu sync.Mutex
+	// client calls the bucket's region once located (api); before, the configured or default one.
+	client  *s3.Client
+	located bool
+	named   bool // S3 named the bucket's region (region unset)
 }
 
 var (
@@ -59,11 +65,26 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{cfg: cfg, client: client, saveEvery: cursorSaveInterval}, nil
+	return &Source{cfg: cfg, client: client, located: cfg.Region != "", saveEvery: cursorSaveInterval}, nil
 }
 
-// needsHead reports whether the configuration needs what only HEAD gives: user metadata.
-func (s *Source) needsHead() bool { return s.cfg.UserMetadata || s.cfg.ownerMeta != "" }
+// SetLogger sets where the source's warnings go (the bridge's logger).
+func (s *Source) SetLogger(l *slog.Logger) { s.Log = l }
+
+func (s *Source) warn(msg, about string, err error) {
+	if s.Log != nil {
+		s.Log.Warn(msg, "source", "s3://"+s.cfg.Bucket+"/"+s.cfg.Prefix, "about", about, "err", err)
+	}
+}
+
+// needsMeta reports whether the configuration needs what only HEAD gives: user metadata.
+func (s *Source) needsMeta() bool { return s.cfg.UserMetadata || s.cfg.ownerMeta != "" }
+
+// needsHead reports whether a new object is read with HEAD: for its user metadata, for its
+// Intelligent-Tiering tier, or, with restore, for its restore's progress.
+func (s *Source) needsHead(o object) bool {
+	return s.needsMeta() || o.class == types.ObjectStorageClassIntelligentTiering || s.cfg.Restore && mayBeArchived(o.class)
+}
 
 func (s *Source) wanted(o object) bool {
 	if strings.HasSuffix(o.key, "/") { // a "folder" marker
@@ -75,34 +96,65 @@ func (s *Source) wanted(o object) bool {
 	return connectors.Wanted(s.cfg.Include, s.cfg.Exclude, strings.TrimPrefix(o.key, s.cfg.Prefix))
 }
 
-// describe turns objects into recordings, in order: as listed, or, when the configuration
-// needs user metadata, read with HEAD, head_concurrency at a time. The recording of an object
-// gone or changed in between is nil.
-func (s *Source) describe(ctx context.Context, objs []object) []*connectors.Recording {
-	recs := make([]*connectors.Recording, len(objs))
-	if !s.needsHead() {
-		for i, o := range objs {
-			r := s.recording(o, nil)
-			recs[i] = &r
-		}
-		return recs
-	}
+// found is what a listing hands over for an object: its recording and what the cursor keeps of
+// it, or no recording (gone or changed since listed, unreadable right now, or being restored):
+// the object is left out of the cursor and listed again.
+type found struct {
+	rec *connectors.Recording
+	sum string
+}
+
+// describe turns objects into what is handed over, in order: from the listing alone, or read
+// with HEAD, head_concurrency at a time, when the object needs it (needsHead).
+func (s *Source) describe(ctx context.Context, client *s3.Client, objs []object) []found {
+	out := make([]found, len(objs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.cfg.HeadConcurrency)
 	for i, o := range objs {
+		if !s.needsHead(o) {
+			out[i] = s.examine(ctx, client, o, nil)
+			continue
+		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(o.key)})
+			head, err := client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(o.key)})
 			if err != nil || strings.Trim(aws.ToString(head.ETag), `"`) != o.etag {
 				return // gone, changed, or unreadable right now: the next scan sees it again
 			}
-			r := s.recording(o, head.Metadata)
-			recs[i] = &r
+			out[i] = s.examine(ctx, client, o, head)
 		})
 	}
 	wg.Wait()
-	return recs
+	return out
+}
+
+// examine is what is handed over for an object, with its HEAD when read: a readable object's
+// recording; an archived one's, to be skipped with the reason, or, with restore, a restore
+// request and nothing yet; nothing while a restore runs.
+func (s *Source) examine(ctx context.Context, client *s3.Client, o object, head *s3.HeadObjectOutput) found {
+	var meta map[string]string
+	var tier types.ArchiveStatus
+	if head != nil {
+		meta, tier = head.Metadata, head.ArchiveStatus
+	}
+	switch stateOf(o.class, head) {
+	case restoring:
+		return found{}
+	case readable:
+		r := s.recording(o, meta)
+		return found{rec: &r, sum: etagSum(o.etag)}
+	}
+	if s.cfg.Restore {
+		if _, err := s.requestRestore(ctx, client, o.key, string(o.class), tier); err != nil && ctx.Err() == nil {
+			s.warn("an archived object is not restored; the next scan asks again", o.key, err)
+		}
+		return found{}
+	}
+	r := s.recording(o, meta)
+	r.Version += archivedVersion
+	r.Unavailable = s.archivedReason(o.key, string(o.class), tier)
+	return found{rec: &r, sum: archivedSum(o.etag)}
 }
 
 // recording is the recording of a listed object, with its user metadata (from HEAD) as
@@ -134,63 +186,17 @@ func (s *Source) recording(o object, meta map[string]string) connectors.Recordin
 	return r
 }
 
-// Open streams the object at the recording's ETag (If-Match): a replaced object fails with
-// an error instead of uploading other bytes. After the SDK's own retries, 5xx, 429, throttling
-// codes, network failures and a body shorter than the object are transient errors
-// (connectors.ErrTransient); 404, 412 (changed) and 403 are permanent.
-func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadCloser, error) {
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID),
-		IfMatch: aws.String(`"` + r.Version + `"`)})
-	if err != nil {
-		err = fmt.Errorf("get s3://%s/%s@%s: %w", s.cfg.Bucket, r.ItemID, r.Version, describeErr(err))
-		if ctx.Err() == nil {
-			err = classify(err)
-		}
-		return nil, err
-	}
-	if etag := strings.Trim(aws.ToString(out.ETag), `"`); etag != r.Version {
-		out.Body.Close()
-		return nil, fmt.Errorf("get s3://%s/%s: changed (ETag %s, want %s)", s.cfg.Bucket, r.ItemID, etag, r.Version)
-	}
-	return connectors.ExactBody(out.Body, r.Size, fmt.Sprintf("get s3://%s/%s", s.cfg.Bucket, r.ItemID)), nil
-}
-
-// transientCodes are S3 error codes that may pass whatever their status.
-var transientCodes = map[string]bool{"SlowDown": true, "RequestTimeout": true, "InternalError": true,
-	"ServiceUnavailable": true, "Throttling": true, "ThrottlingException": true, "RequestLimitExceeded": true,
-	"TooManyRequestsException": true}
-
-// classify marks err transient when it may pass: an answer of 5xx, 429 or a throttling code
-// (with its Retry-After, if any), or no answer at all (a network failure).
-func classify(err error) error {
-	var status interface{ HTTPStatusCode() int }
-	var ae smithy.APIError
-	var send *smithyhttp.RequestSendError
-	switch {
-	case errors.As(err, &ae) && transientCodes[ae.ErrorCode()]:
-	case errors.As(err, &status):
-		if !connectors.TransientStatus(status.HTTPStatusCode()) {
-			return err
-		}
-	case errors.As(err, &send), connectors.NetFailure(err):
-	default:
-		return err
-	}
-	var after time.Duration
-	var resp interface{ HTTPResponse() *smithyhttp.Response }
-	if errors.As(err, &resp) && resp.HTTPResponse() != nil {
-		after = connectors.RetryAfter(resp.HTTPResponse().Header.Get("Retry-After"), time.Now())
-	}
-	return connectors.Transient(err, after)
-}
-
 // Finish deletes the object once its job is done, when delete_after is set and the object is
 // still the version that was transcribed.
 func (s *Source) Finish(ctx context.Context, r connectors.Recording, outcome connectors.Outcome) error {
 	if !s.cfg.DeleteAfter || outcome != connectors.OutcomeDone {
 		return nil
 	}
-	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID)})
+	client, err := s.api(ctx)
+	if err != nil {
+		return err
+	}
+	head, err := client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID)})
 	if err != nil {
 		if isNotFound(err) {
 			return nil
@@ -200,7 +206,7 @@ func (s *Source) Finish(ctx context.Context, r connectors.Recording, outcome con
 	if strings.Trim(aws.ToString(head.ETag), `"`) != r.Version {
 		return nil // replaced since: the new version is its own job
 	}
-	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID)}); err != nil {
+	if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(r.ItemID)}); err != nil {
 		return fmt.Errorf("delete_after s3://%s/%s: %w", s.cfg.Bucket, r.ItemID, err)
 	}
 	return nil
@@ -211,41 +217,4 @@ func isNotFound(err error) bool {
 	var nk *types.NoSuchKey
 	var re interface{ HTTPStatusCode() int }
 	return errors.As(err, &nf) || errors.As(err, &nk) || errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound
-}
-
-// describeErr names the common refusals plainly.
-func describeErr(err error) error {
-	var ae smithy.APIError
-	switch {
-	case isNotFound(err):
-		return fmt.Errorf("gone: %w", err)
-	case errors.As(err, &ae) && ae.ErrorCode() == "PreconditionFailed":
-		return fmt.Errorf("changed since it was listed: %w", err)
-	}
-	return err
-}
-
-// Check implements connectors.Checker: the bucket answers and the prefix can be listed with
-// these credentials.
-func (s *Source) Check(ctx context.Context) ([]string, error) {
-	where := fmt.Sprintf("s3://%s/%s", s.cfg.Bucket, s.cfg.Prefix)
-	if _, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(s.cfg.Bucket)}); err != nil {
-		return nil, fmt.Errorf("bucket %s: not reachable with these credentials (s3:ListBucket needed): %w", s.cfg.Bucket, err)
-	}
-	out, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s.cfg.Bucket), Prefix: aws.String(s.cfg.Prefix), MaxKeys: aws.Int32(1)})
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w (s3:ListBucket needed)", where, err)
-	}
-	lines := []string{"bucket " + s.cfg.Bucket + " reachable", "listing " + where + " allowed"}
-	if len(out.Contents) > 0 {
-		key := aws.ToString(out.Contents[0].Key)
-		if _, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(key)}); err != nil {
-			return lines, fmt.Errorf("read %s: %w (s3:GetObject needed)", key, err)
-		}
-		lines = append(lines, "reading objects allowed ("+key+")")
-	}
-	if s.cfg.DeleteAfter {
-		lines = append(lines, "delete_after is on: s3:DeleteObject is needed once transcripts are done (not tried)")
-	}
-	return lines, nil
 }

@@ -247,15 +247,16 @@ func TestDeleteAfterOnlyOnceDone(t *testing.T) {
 }
 
 // TestOpenFailuresAreClassified: server errors, throttling and a body cut short are transient
-// (the bridge tries again later); an object gone (404), replaced (412 on If-Match) or refused
-// (403) is not.
+// (the bridge tries again later); a refusal about the account (402, a 403 naming billing,
+// AccountProblem) holds the job (blocked); an object gone (404), replaced (412 on If-Match) or
+// refused (403 AccessDenied) is permanent.
 func TestOpenFailuresAreClassified(t *testing.T) {
 	t.Setenv("AWS_MAX_ATTEMPTS", "1") // the SDK's own retries are not under test
 	backend := s3mem.New()
 	if err := backend.CreateBucket(bucket); err != nil {
 		t.Fatal(err)
 	}
-	var fault atomic.Value // the next GET's answer: "500", "slowdown", "403", "cut" or ""
+	var fault atomic.Value // the next GET's answer: "500", "slowdown", "403", "402", "billing", "account", "cut" or ""
 	fault.Store("")
 	s3srv := gofakes3.New(backend).Server()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -277,6 +278,16 @@ func TestOpenFailuresAreClassified(t *testing.T) {
 			s3Error(http.StatusServiceUnavailable, "SlowDown")
 		case "403":
 			s3Error(http.StatusForbidden, "AccessDenied")
+		case "402": // an S3-compatible service asking for payment
+			s3Error(http.StatusPaymentRequired, "PaymentRequired")
+		case "billing": // an S3-compatible service whose account's billing lapsed
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Account suspended: billing information is missing</Message><RequestId>R1</RequestId></Error>`)
+		case "account": // https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccountProblem</Code><Message>There is a problem with your AWS account that prevents the operation from completing successfully.</Message><RequestId>R1</RequestId></Error>`)
 		case "cut": // the connection drops half way through the body
 			rec := httptest.NewRecorder()
 			s3srv.ServeHTTP(rec, r)
@@ -305,19 +316,25 @@ func TestOpenFailuresAreClassified(t *testing.T) {
 		setup      func()
 		transient  bool
 		retryAfter time.Duration
+		blocked    bool
 	}{
-		{"500 InternalError", func() { fault.Store("500") }, true, 0},
-		{"503 SlowDown", func() { fault.Store("slowdown") }, true, 7 * time.Second},
-		{"a body cut short", func() { fault.Store("cut") }, true, 0},
-		{"403 AccessDenied", func() { fault.Store("403") }, false, 0},
-		{"412 (replaced since listed)", func() { s.put(t, "a.wav", []byte("another take"), nil) }, false, 0},
-		{"404 (deleted)", func() { backend.DeleteObject(bucket, "a.wav") }, false, 0},
+		{"500 InternalError", func() { fault.Store("500") }, true, 0, false},
+		{"503 SlowDown", func() { fault.Store("slowdown") }, true, 7 * time.Second, false},
+		{"a body cut short", func() { fault.Store("cut") }, true, 0, false},
+		{"403 AccessDenied", func() { fault.Store("403") }, false, 0, false},
+		{"402 Payment Required", func() { fault.Store("402") }, false, 0, true},
+		{"403 naming billing", func() { fault.Store("billing") }, false, 0, true},
+		{"403 AccountProblem", func() { fault.Store("account") }, false, 0, true},
+		{"412 (replaced since listed)", func() { s.put(t, "a.wav", []byte("another take"), nil) }, false, 0, false},
+		{"404 (deleted)", func() { backend.DeleteObject(bucket, "a.wav") }, false, 0, false},
 	} {
 		tc.setup()
 		err := open()
-		if err == nil || errors.Is(err, connectors.ErrTransient) != tc.transient || connectors.TransientWait(err) != tc.retryAfter {
-			t.Errorf("Open after %s = %v (transient %v, retry after %v), want an error, transient %v, retry after %v",
-				tc.name, err, errors.Is(err, connectors.ErrTransient), connectors.TransientWait(err), tc.transient, tc.retryAfter)
+		if err == nil || errors.Is(err, connectors.ErrTransient) != tc.transient || connectors.TransientWait(err) != tc.retryAfter ||
+			errors.Is(err, connectors.ErrBlocked) != tc.blocked {
+			t.Errorf("Open after %s = %v (transient %v, retry after %v, blocked %v), want an error, transient %v, retry after %v, blocked %v",
+				tc.name, err, errors.Is(err, connectors.ErrTransient), connectors.TransientWait(err), errors.Is(err, connectors.ErrBlocked),
+				tc.transient, tc.retryAfter, tc.blocked)
 		}
 	}
 }
