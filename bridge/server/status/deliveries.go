@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,7 +123,7 @@ func (p *Page) replayMany(w http.ResponseWriter, r *http.Request, s *session) er
 			targets, detail = []string{"endpoint " + endpoint}, detail+fmt.Sprintf(" (more than %d deliveries)", maxAuditedIDs)
 		}
 	}
-	return p.act(w, r, s, "replay", targets, detail, "/deliveries?endpoint="+endpoint, func(ctx context.Context) (string, error) {
+	return p.act(w, r, s, "replay", targets, detail, "/deliveries?endpoint="+url.QueryEscape(endpoint), func(ctx context.Context) (string, error) {
 		if perr != nil {
 			return "", perr
 		}

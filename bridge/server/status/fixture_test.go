@@ -70,7 +70,7 @@ type rig struct {
 }
 
 // newRig starts a page with opts changed by edit (Token testToken, on loopback, endpoint crm).
-func newRig(t *testing.T, edit func(o *Options)) *rig {
+func newRig(t testing.TB, edit func(o *Options)) *rig {
 	t.Helper()
 	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bridge.db"))
 	if err != nil {
@@ -95,7 +95,7 @@ func newRig(t *testing.T, edit func(o *Options)) *rig {
 }
 
 // newClient is a browser-like client: it keeps cookies and does not follow redirects.
-func newClient(t *testing.T) *http.Client {
+func newClient(t testing.TB) *http.Client {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func newClient(t *testing.T) *http.Client {
 }
 
 // get fetches path and returns the status and body.
-func (rg *rig) get(t *testing.T, c *http.Client, path string) (int, string) {
+func (rg *rig) get(t testing.TB, c *http.Client, path string) (int, string) {
 	t.Helper()
 	res, err := c.Get(rg.srv.URL + path)
 	if err != nil {
@@ -116,7 +116,7 @@ func (rg *rig) get(t *testing.T, c *http.Client, path string) (int, string) {
 }
 
 // post sends form to path and returns the answer (its body read into the returned string).
-func (rg *rig) post(t *testing.T, c *http.Client, path string, form url.Values) (*http.Response, string) {
+func (rg *rig) post(t testing.TB, c *http.Client, path string, form url.Values) (*http.Response, string) {
 	t.Helper()
 	res, err := c.PostForm(rg.srv.URL+path, form)
 	if err != nil {
@@ -128,7 +128,7 @@ func (rg *rig) post(t *testing.T, c *http.Client, path string, form url.Values) 
 }
 
 // login signs c in and returns the CSRF token of its session.
-func (rg *rig) login(t *testing.T, c *http.Client) string {
+func (rg *rig) login(t testing.TB, c *http.Client) string {
 	t.Helper()
 	res, body := rg.post(t, c, "/login", url.Values{"token": {testToken}})
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
@@ -141,7 +141,7 @@ func (rg *rig) login(t *testing.T, c *http.Client) string {
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // csrfOf returns the CSRF token of a page's forms.
-func csrfOf(t *testing.T, page string) string {
+func csrfOf(t testing.TB, page string) string {
 	t.Helper()
 	m := csrfField.FindStringSubmatch(page)
 	if m == nil {
@@ -151,7 +151,7 @@ func csrfOf(t *testing.T, page string) string {
 }
 
 // heldJob stores a job of item held as unmapped, and returns it.
-func (rg *rig) heldJob(t *testing.T, item string) bridge.Job {
+func (rg *rig) heldJob(t testing.TB, item string) bridge.Job {
 	t.Helper()
 	ctx := context.Background()
 	jobs, err := rg.store.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: item, Version: "1", Name: item, Size: 4096,
