@@ -34,7 +34,7 @@ func (p *pushed) recordings() []connectors.Recording {
 }
 
 // newPushed serves a push source of the fake's app (clock: the real one, as the fake's).
-func newPushed(t *testing.T, fake *teamstest.Server, c teams.Config) *pushed {
+func newPushed(t testing.TB, fake *teamstest.Server, c teams.Config) *pushed {
 	t.Helper()
 	p := &pushed{}
 	var h http.Handler

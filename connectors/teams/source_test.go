@@ -21,7 +21,7 @@ var day = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 
 // newSource makes a source of the fake's app, with fast retries and the clock two hours after
 // day; c's other fields are kept.
-func newSource(t *testing.T, fake *teamstest.Server, c teams.Config) *teams.Source {
+func newSource(t testing.TB, fake *teamstest.Server, c teams.Config) *teams.Source {
 	t.Helper()
 	c.TenantID, c.ClientID, c.ClientSecret = teamstest.TenantID, teamstest.ClientID, teamstest.ClientSecret
 	c.GraphURL, c.LoginURL, c.MinBackoff = fake.URL, fake.URL, time.Millisecond
