@@ -251,11 +251,17 @@ func TestStatusPageInBrowser(t *testing.T) {
 	var got []string
 	for _, e := range slices.Backward(log) {
 		got = append(got, e.Action+" "+strings.Join(e.Targets, ","))
+		if e.Action == "login refused" {
+			if e.Who != "sign-in from 127.0.0.1" || e.Error != "wrong token" {
+				t.Errorf("audit entry %+v: want the refused sign-in from 127.0.0.1, wrong token", e)
+			}
+			continue
+		}
 		if !strings.HasPrefix(e.Who, "admin session ") || e.Error != "" {
 			t.Errorf("audit entry %+v: want by an admin session, without an error", e)
 		}
 	}
-	if want := []string{"login ", "reassign " + jobID, "replay " + deadID}; !slices.Equal(got, want) {
+	if want := []string{"login refused ", "login ", "reassign " + jobID, "replay " + deadID}; !slices.Equal(got, want) {
 		t.Errorf("audit log = %q, want %q", got, want)
 	}
 	code, out, errs := cli("audit", "list", "--config", rig.config)
