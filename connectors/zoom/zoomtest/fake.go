@@ -57,8 +57,8 @@ type File struct {
 	// Fault is the answer to the next download instead of the file: "html" (a 200 HTML page,
 	// as while the recording is still processing), "short" (half the body, as with a token
 	// expiring mid-download), "503" (Service Unavailable with Retry-After: 120), "402" (payment
-	// required), "403-licence" (a 403 saying the host has no licence) or "daily" (429: the
-	// account's daily limit is spent until 00:00 UTC).
+	// required), "403" (no permission), "403-licence" (a 403 saying the host has no licence) or
+	// "daily" (429: the account's daily limit is spent until 00:00 UTC).
 	Fault string `json:"-"`
 	// Always is such a fault for every download until it is cleared.
 	Always string `json:"-"`

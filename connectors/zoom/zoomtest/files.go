@@ -66,6 +66,8 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, id string) {
 		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
 	case fault == "402":
 		zoomError(w, http.StatusPaymentRequired, 402, "Payment required: this account's subscription has lapsed.")
+	case fault == "403":
+		zoomError(w, http.StatusForbidden, 200, "No permission.")
 	case fault == "403-licence":
 		zoomError(w, http.StatusForbidden, 200, "The host of this recording does not have a paid license.")
 	case fault == "daily":
