@@ -291,6 +291,35 @@ func TestZoomRecordingGoneIsSkipped(t *testing.T) {
 	}
 }
 
+// TestZoomDailyLimitHoldsUntilTheReset (issue 29, point 6): a download refused for Zoom's
+// spent daily limit holds the job source_blocked with Zoom's words until the limit resets at
+// 00:00 UTC, never fails or skips it; released by hand once Zoom serves again, it is done.
+func TestZoomDailyLimitHoldsUntilTheReset(t *testing.T) {
+	e := newEnv(t, nil)
+	fake, file := e.useZoom(t)
+	c := &clock{t: time.Now()}
+	e.p.Now = c.Now
+	scan(t, e.p)
+	fake.Edit(func() { file.Always = "daily" })
+	step(t, e.p)
+	j := e.onlyJob(t)
+	now := time.Now().UTC()
+	reset := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
+	if j.State != bridge.StateHeld || j.Hold != bridge.HoldSourceBlocked || !strings.Contains(j.Reason, "daily") ||
+		j.NextAt.Sub(reset).Abs() > time.Minute {
+		t.Fatalf("after a daily-limit 429: %s/%s (%q), next at %v; want held source_blocked until %v", j.State, j.Hold, j.Reason, j.NextAt, reset)
+	}
+	fake.Edit(func() { file.Always = "" })
+	if _, err := bridge.Release(context.Background(), e.store, j.ID, "", c.Now()); err != nil {
+		t.Fatal(err)
+	}
+	step(t, e.p)
+	e.run(t)
+	if j = e.onlyJob(t); j.State != bridge.StateDone {
+		t.Errorf("after the release: %s (%q), want done", j.State, j.Reason)
+	}
+}
+
 // TestDriveUnavailableThenServed: Drive answers 503 (beyond its own retries) once; the job is
 // retried later and done.
 func TestDriveUnavailableThenServed(t *testing.T) {

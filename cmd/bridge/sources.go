@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -160,6 +161,9 @@ func newSourcesBackfillCmd(cf *configFlags) *cobra.Command {
 			bf, ok := src.(connectors.Backfiller)
 			if !ok {
 				return usageError("source %s: its type lists everything on each scan; there is no history to walk", args[0])
+			}
+			if l, ok := src.(interface{ SetLogger(*slog.Logger) }); ok { // what the source cannot walk, on stderr
+				l.SetLogger(newLogger(cmd.ErrOrStderr()))
 			}
 			progress := progressBar(cmd.OutOrStdout(), args[0])
 			recs, err := bf.Backfill(cmd.Context(), since, progress)

@@ -44,6 +44,21 @@ func (t *tokens) get(ctx context.Context) (string, error) {
 	return tok.AccessToken, nil
 }
 
+// scopes returns the scopes of the app's token, as its answer lists them (space-separated:
+// https://developers.zoom.us/docs/internal-apps/s2s-oauth/).
+func (t *tokens) scopes(ctx context.Context) (string, error) {
+	if _, err := t.get(ctx); err != nil {
+		return "", err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tok == nil {
+		return "", nil
+	}
+	s, _ := t.tok.Extra("scope").(string)
+	return s, nil
+}
+
 // invalidate drops token after a 401, unless a newer one replaced it already.
 func (t *tokens) invalidate(token string) {
 	t.mu.Lock()

@@ -109,7 +109,9 @@ func (c *client) call(ctx context.Context, cat category, op, method, path string
 }
 
 // answer decodes a 2xx answer into out (when not nil), or classifies Zoom's refusal for the
-// retry policy: 429 waits its Retry-After, 5xx backs off, other refusals are final.
+// retry policy: a spent daily limit is final (a *dailyLimitError naming the reset: another
+// attempt before it is futile), another 429 waits its Retry-After, 5xx backs off, other
+// refusals are final.
 func answer(resp *resty.Response, op string, out any, now time.Time) error {
 	if resp.StatusCode() < 300 {
 		if out == nil || len(resp.Body()) == 0 {
@@ -124,6 +126,9 @@ func answer(resp *resty.Response, op string, out any, now time.Time) error {
 	json.Unmarshal(resp.Body(), e)
 	switch {
 	case e.Status == http.StatusTooManyRequests:
+		if until, ok := dailyReset(resp.Header(), e.Message, now); ok {
+			return retry.Permanent(&dailyLimitError{err: e, until: until})
+		}
 		return retry.After(e, retryAfter(resp.Header().Get("Retry-After"), now))
 	case e.Status < 500:
 		return retry.Permanent(e)
@@ -131,14 +136,15 @@ func answer(resp *resty.Response, op string, out any, now time.Time) error {
 	return e
 }
 
-// retryAfter reads Retry-After (internal/retry.ParseAfter) within Zoom's bounds: a past date
-// is at once (1 ms), at most 5 minutes; 0 when absent or unreadable.
+// retryAfter reads Retry-After (seconds, an HTTP date or, as Zoom writes dates, RFC 3339)
+// within Zoom's bounds: a past date is at once (1 ms), at most 5 minutes; 0 when absent or
+// unreadable.
 func retryAfter(v string, now time.Time) time.Duration {
-	d, ok := retry.ParseAfter(v, now)
+	t, ok := parseReset(v, now)
 	if !ok {
 		return 0
 	}
-	return min(max(d, time.Millisecond), 5*time.Minute)
+	return min(max(t.Sub(now), time.Millisecond), 5*time.Minute)
 }
 
 // isStatus reports whether err is a Zoom refusal with this HTTP status.

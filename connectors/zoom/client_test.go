@@ -42,6 +42,7 @@ func TestRetryAfter(t *testing.T) {
 		{"86400", 5 * time.Minute}, // capped
 		{"soon", 0},
 		{"Sun, 22 Nov 2026 09:00:00 GMT", time.Millisecond}, // past: at once
+		{"2026-11-22T10:00:04Z", 4 * time.Second},           // a date as Zoom writes it (RFC 3339)
 	} {
 		if got := retryAfter(tc.in, now); got != tc.want {
 			t.Errorf("retryAfter(%q) = %v, want %v", tc.in, got, tc.want)

@@ -2,6 +2,7 @@ package zoom
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,10 @@ const downloadTokenLife = 24 * time.Hour
 // page with status 200, while the recording is still processing or on a hiccup), a byte count
 // different from file_size, 429, 5xx and network failures are transient errors
 // (connectors.ErrTransient, with Zoom's Retry-After), so the download is retried later and
-// never uploaded short; 404 (the recording is gone) and a token refused twice are permanent.
+// never uploaded short. A refusal about the account holds the job (connectors.ErrBlocked): a
+// 402, a 403 naming a licence, a subscription or billing, and a spent daily limit, until it
+// resets at 00:00 UTC. 404 (the recording is gone), another 403 and a token refused twice are
+// permanent.
 func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadCloser, error) {
 	link := r.Fields["download_url"]
 	if link == "" {
@@ -86,13 +90,7 @@ func (s *Source) download(ctx context.Context, r connectors.Recording, link, bea
 		return nil, connectors.Transient(fmt.Errorf("zoom download %s: "+format, append([]any{r.ItemID}, a...)...), 0)
 	}
 	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		e := &APIError{Status: resp.StatusCode, Op: "download", Message: resp.Status}
-		err := fmt.Errorf("zoom download %s: %w", r.ItemID, e)
-		if connectors.TransientStatus(resp.StatusCode) {
-			err = connectors.Transient(err, connectors.RetryAfter(resp.Header.Get("Retry-After"), s.cfg.Now()))
-		}
-		return nil, err
+		return nil, s.refusal(r, resp)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/html" {
 		return retry("answered an HTML page instead of the recording (still processing, or an expired or refused token)")
@@ -101,6 +99,34 @@ func (s *Source) download(ctx context.Context, r connectors.Recording, link, bea
 		return retry("%d bytes announced, file_size is %d", resp.ContentLength, r.Size)
 	}
 	return connectors.ExactBody(resp.Body, r.Size, "zoom download "+r.ItemID), nil
+}
+
+// refusal classifies a download Zoom did not answer with 200 (see Open); it closes the body.
+// A spent daily limit is Blocked rather than Transient: retrying before 00:00 UTC is futile, and
+// the wait (up to a day, every day the quota runs out again) would eat into the transient retry
+// deadline; held, the job says why and is tried again once the limit has reset.
+func (s *Source) refusal(r connectors.Recording, resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	e := &APIError{Status: resp.StatusCode, Op: "download"}
+	json.Unmarshal(b, e)
+	if e.Message == "" {
+		e.Message = resp.Status
+	}
+	err := fmt.Errorf("zoom download %s: %w", r.ItemID, e)
+	now := s.cfg.Now()
+	if resp.StatusCode == http.StatusTooManyRequests {
+		if until, ok := dailyReset(resp.Header, e.Message, now); ok {
+			return connectors.Blocked(&dailyLimitError{err: err, until: until}, until.Sub(now))
+		}
+	}
+	switch {
+	case connectors.BlockedStatus(resp.StatusCode, e.Message):
+		return connectors.Blocked(err, 0)
+	case connectors.TransientStatus(resp.StatusCode):
+		return connectors.Transient(err, connectors.RetryAfter(resp.Header.Get("Retry-After"), now))
+	}
+	return err
 }
 
 // tokenErr classifies a failure to get an OAuth token: a network failure or an answer of 429

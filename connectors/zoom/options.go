@@ -27,14 +27,17 @@ type Config struct {
 	// WebhookSecretFile holds the app's secret token, for x-zm-signature; empty disables the
 	// webhook.
 	WebhookSecretFile string `koanf:"webhook_secret_file"`
-	// Users is "all" (every user, inactive ones included) or a list of e-mails or user ids.
+	// Users is "all" (every user, inactive ones included; swept with one account-wide listing
+	// a window) or a list of e-mails or user ids: only their recordings are swept, and the
+	// webhook ignores the recordings of other hosts.
 	Users []string `koanf:"users"`
 	// FileTypes is the order of preference among a meeting's files (M4A, MP4): the first type
 	// present and completed is uploaded.
 	FileTypes []string `koanf:"file_types"`
 	// AfterUpload is keep, trash or delete, applied once the transcript is done.
 	AfterUpload string `koanf:"after_upload"`
-	// SweepDays is how far back each sweep looks, in days (webhooks are the fast path).
+	// SweepDays is how far back each sweep looks, in days (webhooks are the fast path); Zoom
+	// lists recordings of about the last six months.
 	SweepDays int `koanf:"sweep_days"`
 	// RatePlan is the account's plan for Zoom's per-category rate limits: pro (Light 30/s,
 	// Medium 20/s, Heavy 10/s) or business (80, 60, 40).

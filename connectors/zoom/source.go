@@ -1,6 +1,6 @@
 // Package zoom is the Zoom cloud recordings source: recording.completed webhooks for real time,
-// and a sweep of every user's recordings (one-month windows) as backstop and backfill. It
-// registers itself as type "zoom".
+// and a sweep of the account's recordings (or the configured users') in windows of 28 days as
+// backstop and backfill. It registers itself as type "zoom".
 package zoom
 
 import (
@@ -25,6 +25,10 @@ type Source struct {
 
 	mu       sync.Mutex
 	dlTokens map[string]dlToken // by item: webhook download tokens, memory only
+	resolved map[string]user    // by users entry: the user's id and e-mail, as Zoom gave them
+	paused   time.Time          // Zoom's daily limit is spent until then: the sweep waits
+	// noAccountScope: the token may not list the account's recordings; sweeps go user by user.
+	noAccountScope bool
 }
 
 type dlToken struct {
@@ -53,15 +57,27 @@ func New(cfg Config) (*Source, error) {
 		return nil, err
 	}
 	cfg.normalize()
-	return &Source{cfg: cfg, api: newClient(cfg), dlTokens: map[string]dlToken{}}, nil
+	return &Source{cfg: cfg, api: newClient(cfg), dlTokens: map[string]dlToken{}, resolved: map[string]user{}}, nil
 }
 
 // SetLogger sets where the source's warnings go (the bridge's logger).
 func (s *Source) SetLogger(l *slog.Logger) { s.Log = l }
 
 func (s *Source) log(msg, item string, err error) {
+	s.warn(msg, "item", item, "err", err)
+}
+
+// warn logs a warning with attributes (key, value pairs).
+func (s *Source) warn(msg string, args ...any) {
 	if s.Log != nil {
-		s.Log.Warn(msg, "item", item, "err", err)
+		s.Log.Warn(msg, args...)
+	}
+}
+
+// debug logs at DEBUG, for what is done on purpose and only worth seeing when looking for it.
+func (s *Source) debug(msg string, args ...any) {
+	if s.Log != nil {
+		s.Log.Debug(msg, args...)
 	}
 }
 
@@ -85,33 +101,11 @@ func (s *Source) Finish(ctx context.Context, r connectors.Recording, outcome con
 	if isStatus(err, http.StatusNotFound) {
 		return nil // already gone
 	}
+	if missingScope(err) {
+		return fmt.Errorf("after_upload %s: %w (fix: %s)", s.cfg.AfterUpload, err, addScopeFix(scopeDelete))
+	}
 	if err != nil {
 		return fmt.Errorf("after_upload %s: %w", s.cfg.AfterUpload, err)
 	}
 	return nil
-}
-
-// Check implements connectors.Checker: the OAuth app answers, and users and recordings can be
-// listed (scopes user:read:admin and recording:read:admin, or their granular forms).
-func (s *Source) Check(ctx context.Context) ([]string, error) {
-	if _, err := s.api.tokens.get(ctx); err != nil {
-		return nil, fmt.Errorf("%w (check account_id, client_id and the client secret)", err)
-	}
-	lines := []string{"OAuth token issued for account " + s.cfg.AccountID}
-	users, err := s.users(ctx)
-	if err != nil {
-		return lines, fmt.Errorf("list users: %w (scope user:read:admin needed)", err)
-	}
-	lines = append(lines, fmt.Sprintf("%d user(s) to sweep", len(users)))
-	if len(users) > 0 {
-		now := s.cfg.Now().UTC()
-		if _, err := s.meetings(ctx, users[0], [2]time.Time{now.AddDate(0, 0, -1), now}); err != nil {
-			return lines, fmt.Errorf("list recordings: %w (scope recording:read:admin needed)", err)
-		}
-		lines = append(lines, "recordings can be listed")
-	}
-	if s.cfg.WebhookSecret == "" {
-		lines = append(lines, "no webhook_secret_file: recordings arrive by sweep only")
-	}
-	return lines, nil
 }

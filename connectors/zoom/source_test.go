@@ -30,6 +30,7 @@ func newSource(t *testing.T, fake *zoomtest.Server, c zoom.Config) *zoom.Source 
 	if c.Now == nil {
 		c.Now = func() time.Time { return day.Add(2 * time.Hour) }
 	}
+	fake.SetNow(c.Now) // one clock: the six months Zoom lists, the day a daily limit ends
 	src, err := zoom.New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -66,43 +67,6 @@ func TestSuite(t *testing.T) {
 		fake.AddUser("u1", "sam@acme.test", "active")
 		return newSource(t, fake, zoom.Config{}), &fixture{fake: fake, meetings: map[string]*zoomtest.Meeting{}}
 	})
-}
-
-// TestSweepWalksMonthsUsersAndPages: a backfill from three months back finds the meetings of
-// active, inactive and pending users, across pages of users (301 of them) and one-month
-// windows (the fake refuses longer ones).
-func TestSweepWalksMonthsUsersAndPages(t *testing.T) {
-	fake := zoomtest.Start(t)
-	for i := range 300 {
-		fake.AddUser(fmt.Sprintf("filler-%03d", i), fmt.Sprintf("f%03d@acme.test", i), "active")
-	}
-	fake.AddUser("u1", "sam@acme.test", "active")
-	fake.AddUser("u2", "gone@acme.test", "inactive")
-	fake.AddUser("u3", "new@acme.test", "pending")
-	fake.AddMeeting("u1", "", "Recent", day, map[string][]byte{"M4A": []byte("recent")})
-	fake.AddMeeting("u2", "", "Old, by a deactivated user", day.AddDate(0, -2, -10), map[string][]byte{"MP4": []byte("old")})
-	fake.AddMeeting("u3", "", "Pending user", day.AddDate(0, -1, 0), map[string][]byte{"M4A": []byte("p")})
-	fake.AddMeeting("u1", "", "Too old", day.AddDate(0, -5, 0), map[string][]byte{"M4A": []byte("x")})
-	src := newSource(t, fake, zoom.Config{})
-	var last [2]int
-	recs, err := src.Backfill(context.Background(), day.AddDate(0, -3, 0), func(done, total int) { last = [2]int{done, total} })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var topics []string
-	for _, r := range recs {
-		topics = append(topics, r.Fields["topic"])
-	}
-	if len(recs) != 3 {
-		t.Errorf("backfill found %q, want the three meetings of the last three months", topics)
-	}
-	if last[0] != last[1] || last[1] != 303*4 {
-		t.Errorf("progress ended at %d/%d, want 1212/1212 (303 users × 4 one-month windows)", last[0], last[1])
-	}
-	recent, _, err := src.List(context.Background(), "")
-	if err != nil || len(recent) != 1 || recent[0].Fields["topic"] != "Recent" {
-		t.Errorf("a regular sweep (last 3 days) = %v, %v; want the recent meeting only", recent, err)
-	}
 }
 
 func TestFilePreference(t *testing.T) {

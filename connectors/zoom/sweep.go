@@ -2,132 +2,207 @@ package zoom
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
-// user is one Zoom user to sweep.
-type user struct {
-	ID    string `json:"id"`
-	Email string `json:"email"`
-}
-
-// users returns the users to sweep: with "all", every user of the account whatever their
-// status (the recordings of deactivated users remain), else the configured ones.
-func (s *Source) users(ctx context.Context) ([]user, error) {
-	if !(len(s.cfg.Users) == 1 && s.cfg.Users[0] == "all") {
-		var out []user
-		for _, u := range s.cfg.Users {
-			out = append(out, user{ID: u})
-		}
-		return out, nil
-	}
-	var out []user
-	for _, status := range []string{"active", "inactive", "pending"} {
-		token := ""
-		for {
-			var page struct {
-				NextPageToken string `json:"next_page_token"`
-				Users         []user `json:"users"`
-			}
-			q := url.Values{"status": {status}, "page_size": {"300"}}
-			if token != "" {
-				q.Set("next_page_token", token)
-			}
-			if err := s.api.call(ctx, medium, "list users", "GET", "/users", q, &page); err != nil {
-				return nil, err
-			}
-			out = append(out, page.Users...)
-			if token = page.NextPageToken; token == "" {
-				break
-			}
+// sweep lists the recordings of the meetings started from from to to (days, both included),
+// window by window (windowDays), calling progress after each listing. With users: all it lists
+// the account's recordings, one call a window; without the scope for that (or with users
+// named), user by user. At an error it returns what it found and the first day of the window
+// it could not list (resume): at Zoom's daily limit (a *dailyLimitError), the caller keeps
+// them.
+func (s *Source) sweep(ctx context.Context, from, to time.Time, progress func(done, total int)) (recs []connectors.Recording, resume time.Time, err error) {
+	ws := windows(from, to)
+	perUser := !s.everyone() || s.noAccountList()
+	var users []user
+	if perUser {
+		if users, err = s.sweptUsers(ctx); err != nil {
+			return nil, from, err
 		}
 	}
-	return out, nil
+	total, done := len(ws), 0
+	if perUser {
+		total = len(ws) * len(users)
+	}
+	step := func() {
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	var emails map[string]string // host id → e-mail, for the account-wide list's rare meeting without one
+	for i, w := range ws {
+		span := w[0].Format("2006-01-02") + ".." + w[1].Format("2006-01-02")
+		if !perUser {
+			ms, err := s.accountMeetings(ctx, w)
+			switch {
+			case missingScope(err):
+				s.setNoAccountList()
+				s.warn("zoom refused the account-wide recordings list: sweeping user by user, one call per user and window",
+					"err", err, "fix", addScopeFix(scopeAccountRecordings))
+				if users, err = s.sweptUsers(ctx); err != nil {
+					return recs, w[0], err
+				}
+				perUser, total, done = true, len(ws)*len(users), i*len(users)
+			case err != nil:
+				return recs, w[0], fmt.Errorf("sweep %s: %w", span, err)
+			default:
+				if emails == nil && missingEmail(ms) {
+					emails = s.hostEmails(ctx)
+				}
+				for _, m := range ms {
+					if m.HostEmail == "" {
+						m.HostEmail = emails[m.HostID]
+					}
+					recs = s.take(recs, m)
+				}
+				step()
+				continue
+			}
+		}
+		for _, u := range users {
+			ms, err := s.userMeetings(ctx, u, w)
+			if err != nil {
+				return recs, w[0], fmt.Errorf("sweep %s %s: %w", u.ID, span, err)
+			}
+			for _, m := range ms {
+				recs = s.take(recs, m)
+			}
+			step()
+		}
+	}
+	return recs, time.Time{}, nil
 }
 
-// windows splits [from, to] into Zoom's at-most-one-month ranges of whole days.
-func windows(from, to time.Time) [][2]time.Time {
-	var out [][2]time.Time
-	for start := from; !start.After(to); {
-		end := start.AddDate(0, 1, -1)
-		if end.After(to) {
-			end = to
+// take adds m's recording to recs when m has a file to take.
+func (s *Source) take(recs []connectors.Recording, m meeting) []connectors.Recording {
+	if f, ok := pick(m, s.cfg.FileTypes); ok {
+		recs = append(recs, recording(s.cfg.AccountID, m, f, m.HostEmail))
+	}
+	return recs
+}
+
+// sweptUsers returns the users to sweep one by one: every user of the account, or the
+// configured ones Zoom knows (those it does not are skipped with a warning).
+func (s *Source) sweptUsers(ctx context.Context) ([]user, error) {
+	if s.everyone() {
+		return s.accountUsers(ctx)
+	}
+	found, missing, err := s.configuredUsers(ctx)
+	if len(missing) > 0 {
+		s.warn("zoom does not know these users: their recordings are not swept", "users", missing)
+	}
+	return found, err
+}
+
+func missingEmail(ms []meeting) bool {
+	for _, m := range ms {
+		if m.HostEmail == "" {
+			return true
 		}
-		out = append(out, [2]time.Time{start, end})
-		start = end.AddDate(0, 0, 1)
+	}
+	return false
+}
+
+// hostEmails maps the account's users to their e-mails; empty, with a warning, when they
+// cannot be listed (the owners then have no e-mail).
+func (s *Source) hostEmails(ctx context.Context) map[string]string {
+	out := map[string]string{}
+	users, err := s.accountUsers(ctx)
+	if err != nil {
+		s.warn("cannot list users to fill in the hosts' e-mails", "err", err)
+	}
+	for _, u := range users {
+		out[u.ID] = u.Email
 	}
 	return out
 }
 
-// meetings lists u's recorded meetings in one window, page by page.
-func (s *Source) meetings(ctx context.Context, u user, w [2]time.Time) ([]meeting, error) {
-	var out []meeting
-	token := ""
-	for {
-		var page struct {
-			NextPageToken string    `json:"next_page_token"`
-			Meetings      []meeting `json:"meetings"`
-		}
-		q := url.Values{"from": {w[0].Format("2006-01-02")}, "to": {w[1].Format("2006-01-02")}, "page_size": {"300"}}
-		if token != "" {
-			q.Set("next_page_token", token)
-		}
-		if err := s.api.call(ctx, medium, "list recordings of "+u.ID, "GET", "/users/"+url.PathEscape(u.ID)+"/recordings", q, &page); err != nil {
-			return nil, err
-		}
-		out = append(out, page.Meetings...)
-		if token = page.NextPageToken; token == "" {
-			return out, nil
-		}
-	}
-}
-
-// sweep walks every user's recordings from from to today, calling progress after each window.
-func (s *Source) sweep(ctx context.Context, from time.Time, progress func(done, total int)) ([]connectors.Recording, error) {
-	users, err := s.users(ctx)
-	if err != nil {
-		return nil, err
-	}
-	today := s.cfg.Now().UTC().Truncate(24 * time.Hour)
-	ws := windows(from.UTC().Truncate(24*time.Hour), today)
-	total, done := len(users)*len(ws), 0
-	var out []connectors.Recording
-	for _, u := range users {
-		for _, w := range ws {
-			ms, err := s.meetings(ctx, u, w)
-			if err != nil {
-				return nil, fmt.Errorf("sweep %s %s..%s: %w", u.ID, w[0].Format("2006-01-02"), w[1].Format("2006-01-02"), err)
-			}
-			for _, m := range ms {
-				if f, ok := pick(m, s.cfg.FileTypes); ok {
-					out = append(out, recording(s.cfg.AccountID, m, f, u.Email))
-				}
-			}
-			done++
-			if progress != nil {
-				progress(done, total)
-			}
-		}
-	}
-	return out, nil
-}
-
-// List sweeps the last SweepDays days (the webhook is the fast path; the sweep catches what it
-// missed). The cursor is the date of the last sweep, for information.
-func (s *Source) List(ctx context.Context, _ string) ([]connectors.Recording, string, error) {
+// List sweeps the last SweepDays days, and from further back the days a sweep still owes (the
+// cursor: the first day the next sweep must list), within the six months Zoom lists; webhooks
+// are the fast path. At Zoom's daily limit the sweep does not fail: it returns what it listed,
+// with the first day it could not list as cursor, and until the limit resets (00:00 UTC) List
+// asks Zoom nothing and returns the cursor as it is.
+func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recording, string, error) {
 	now := s.cfg.Now().UTC()
-	recs, err := s.sweep(ctx, now.AddDate(0, 0, -s.cfg.SweepDays), nil)
+	if until := s.pausedUntil(); now.Before(until) {
+		s.debug("zoom's daily limit is spent: the sweep waits for its reset", "reset", until.Format(time.RFC3339))
+		return nil, cursor, nil
+	}
+	regular := dayOf(now).AddDate(0, 0, -s.cfg.SweepDays)
+	from := regular
+	if owed, err := time.Parse("2006-01-02", cursor); err == nil && owed.Before(from) {
+		from = owed
+	}
+	if oldest := oldestListed(now); from.Before(oldest) {
+		s.warnUnlisted(from, oldest)
+		from = oldest
+	}
+	recs, resume, err := s.sweep(ctx, from, dayOf(now), nil)
+	var limit *dailyLimitError
+	if errors.As(err, &limit) {
+		s.pause(limit.until)
+		s.warn("zoom's daily limit is spent: the sweep stops and resumes after the reset from the first day it did not list",
+			"reset", limit.until.Format(time.RFC3339), "resumes_from", resume.Format("2006-01-02"), "found", len(recs))
+		return recs, resume.Format("2006-01-02"), nil
+	}
 	if err != nil {
 		return nil, "", err
 	}
-	return recs, now.Format("2006-01-02"), nil
+	return recs, regular.Format("2006-01-02"), nil
 }
 
-// Backfill walks history from the given date, one month at a time (connectors.Backfiller).
+// Backfill walks history from the given date in windows of 28 days (connectors.Backfiller).
+// Zoom lists about six months back: from further back it warns, naming the days it cannot
+// list. At Zoom's daily limit it stops and returns what it found, with a warning naming the
+// date to backfill from once the limit has reset.
 func (s *Source) Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]connectors.Recording, error) {
-	return s.sweep(ctx, from, progress)
+	now := s.cfg.Now().UTC()
+	from = dayOf(from)
+	if oldest := oldestListed(now); from.Before(oldest) {
+		s.warnUnlisted(from, oldest)
+	}
+	recs, resume, err := s.sweep(ctx, from, dayOf(now), progress)
+	var limit *dailyLimitError
+	if errors.As(err, &limit) {
+		s.warn("zoom's daily limit is spent: the backfill stopped; after the reset, backfill again from the day named",
+			"reset", limit.until.Format(time.RFC3339), "from", resume.Format("2006-01-02"), "found", len(recs))
+		return recs, nil
+	}
+	return recs, err
+}
+
+// warnUnlisted warns that the meetings from from to the day before oldest are beyond what Zoom
+// lists.
+func (s *Source) warnUnlisted(from, oldest time.Time) {
+	s.warn("zoom lists recordings of about the last six months only: the meetings of these days cannot be listed (download them from the Zoom web portal)",
+		"from", from.Format("2006-01-02"), "to", oldest.AddDate(0, 0, -1).Format("2006-01-02"))
+}
+
+func (s *Source) pausedUntil() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.paused
+}
+
+func (s *Source) pause(until time.Time) {
+	s.mu.Lock()
+	s.paused = until
+	s.mu.Unlock()
+}
+
+func (s *Source) noAccountList() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.noAccountScope
+}
+
+func (s *Source) setNoAccountList() {
+	s.mu.Lock()
+	s.noAccountScope = true
+	s.mu.Unlock()
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +96,48 @@ func TestWebhook(t *testing.T) {
 	}
 	if b, _ := json.Marshal(r); bytes.Contains(b, []byte("dl-token")) {
 		t.Errorf("the download token reached the stored recording: %s", b)
+	}
+}
+
+// TestWebhookRespectsUsers: the app's event subscription delivers every user's recordings;
+// those of a host outside users (by id or e-mail, as the sweep lists them) are acknowledged
+// and ignored, with a DEBUG line naming the host's id, never stored.
+func TestWebhookRespectsUsers(t *testing.T) {
+	fake := zoomtest.Start(t)
+	fake.AddUser("u1", "sam@acme.test", "active")
+	fake.AddUser("u2", "kim@acme.test", "active")
+	mine := fake.AddMeeting("u1", "", "Sam's", day, map[string][]byte{"M4A": []byte("a")})
+	other := fake.AddMeeting("u2", "", "Kim's", day, map[string][]byte{"M4A": []byte("b")})
+	now := day.Add(2 * time.Hour)
+	for _, tc := range []struct {
+		users []string
+		want  string
+	}{
+		{[]string{"u1"}, "Sam's"},
+		{[]string{"SAM@acme.test"}, "Sam's"},
+		{nil, "Sam's,Kim's"},
+	} {
+		src := newSource(t, fake, zoom.Config{Users: tc.users})
+		var logs bytes.Buffer
+		src.SetLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+		var got []string
+		h := src.Handler(func(_ context.Context, recs []connectors.Recording) error {
+			for _, r := range recs {
+				got = append(got, r.Fields["topic"])
+			}
+			return nil
+		})
+		for _, m := range []*zoomtest.Meeting{mine, other} {
+			if w := post(t, h, zoomtest.RecordingCompleted(m, "", now), now, ""); w.Code != http.StatusOK {
+				t.Errorf("users %v: recording.completed of %s answered %d, want 200", tc.users, m.Topic, w.Code)
+			}
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("users %v: stored %v, want %s", tc.users, got, tc.want)
+		}
+		if tc.users != nil && (!strings.Contains(logs.String(), "level=DEBUG") || !strings.Contains(logs.String(), "u2") ||
+			strings.Contains(logs.String(), "kim@acme.test")) {
+			t.Errorf("users %v: log = %q; want a DEBUG line naming host u2 (not the e-mail)", tc.users, logs.String())
+		}
 	}
 }

@@ -1,9 +1,12 @@
-// Package zoomtest is a local fake of the Zoom API for tests, speaking its wire formats:
-// Server-to-Server OAuth (account_credentials), users by status with next_page_token paging,
-// recordings per user in at-most-one-month windows, downloads answered by a redirect, and the
-// failures Zoom is known for (an HTML page with 200, a body cut short, 429 with Retry-After,
-// 503).
-// It also signs webhooks as Zoom does.
+// Package zoomtest is a local fake of the Zoom API for tests, speaking its wire formats and
+// behaving as Zoom documents (each behaviour cites its source where it is served):
+// Server-to-Server OAuth (account_credentials) whose token lists its scopes, API calls refused
+// without the scope they need, users by status with next_page_token paging and one user by id
+// or e-mail, recordings of one user (without host_email) or of the whole account (with it) in
+// from/to windows that Zoom trims to one month and that reach back six months, downloads
+// answered by a redirect, 429 per second or for the day, and the failures Zoom is known for (an
+// HTML page with 200, a body cut short, 503 with Retry-After). It also signs webhooks as Zoom
+// does. Its answers are checked against recorded examples of Zoom's (testdata, fake_test.go).
 package zoomtest
 
 import (
@@ -26,6 +29,10 @@ const (
 	ClientSecret = "client-secret-zoom"
 )
 
+// DefaultScopes are the scopes of the fake's app unless SetScopes says otherwise: the classic
+// admin scopes to list users and recordings and to delete recording files.
+const DefaultScopes = "user:read:admin recording:read:admin recording:write:admin"
+
 // User is a Zoom user.
 type User struct {
 	ID     string `json:"id"`
@@ -35,63 +42,107 @@ type User struct {
 
 // File is a recording file with its content.
 type File struct {
-	ID            string `json:"id"`
-	MeetingID     string `json:"meeting_id"`
-	FileType      string `json:"file_type"`
-	FileExtension string `json:"file_extension"`
-	FileSize      int64  `json:"file_size"`
-	DownloadURL   string `json:"download_url"`
-	PlayURL       string `json:"play_url"`
-	Status        string `json:"status"`
-	RecordingType string `json:"recording_type"`
-	Content       []byte `json:"-"`
-	// Fault is "html" (a 200 HTML page, as while the recording is still processing), "short"
-	// (half the body, as with a token expiring mid-download) or "503" (Service Unavailable with
-	// Retry-After: 120) for the next download.
+	ID             string `json:"id"`
+	MeetingID      string `json:"meeting_id"`
+	RecordingStart string `json:"recording_start"`
+	RecordingEnd   string `json:"recording_end"`
+	FileType       string `json:"file_type"`
+	FileExtension  string `json:"file_extension"`
+	FileSize       int64  `json:"file_size"`
+	PlayURL        string `json:"play_url"`
+	DownloadURL    string `json:"download_url"`
+	Status         string `json:"status"`
+	RecordingType  string `json:"recording_type"`
+	Content        []byte `json:"-"`
+	// Fault is the answer to the next download instead of the file: "html" (a 200 HTML page,
+	// as while the recording is still processing), "short" (half the body, as with a token
+	// expiring mid-download), "503" (Service Unavailable with Retry-After: 120), "402" (payment
+	// required), "403" (no permission), "403-licence" (a 403 saying the host has no licence) or
+	// "daily" (429: the account's daily limit is spent until 00:00 UTC).
 	Fault string `json:"-"`
 	// Always is such a fault for every download until it is cleared.
 	Always string `json:"-"`
 }
 
-// Meeting is a recorded meeting.
+// Meeting is a recorded meeting. HostEmail is sent by the account-wide listing and webhooks
+// only: the per-user listing leaves it out, as Zoom does.
 type Meeting struct {
 	UUID           string  `json:"uuid"`
 	ID             int64   `json:"id"`
 	AccountID      string  `json:"account_id"`
 	HostID         string  `json:"host_id"`
-	HostEmail      string  `json:"host_email"`
+	HostEmail      string  `json:"host_email,omitempty"`
 	Topic          string  `json:"topic"`
+	Type           int     `json:"type"`
 	StartTime      string  `json:"start_time"`
 	Timezone       string  `json:"timezone"`
 	Duration       int     `json:"duration"`
 	TotalSize      int64   `json:"total_size"`
 	RecordingCount int     `json:"recording_count"`
+	ShareURL       string  `json:"share_url"`
 	RecordingFiles []*File `json:"recording_files"`
+}
+
+// Window is one recordings listing the fake was asked for: the path and the from and to it
+// was sent, and those it answered (Zoom trims a range longer than a month).
+type Window struct {
+	Path, From, To           string
+	AnsweredFrom, AnsweredTo string
 }
 
 // Server is the fake.
 type Server struct {
 	URL string
 
-	mu        sync.Mutex
-	users     []*User
-	meetings  []*Meeting
-	tokens    map[string]bool
-	limited   []string // Retry-After values for the next API requests, each answered 429
-	next      int
-	issued    int
-	Deleted   []string // raw paths of DELETE requests, as received
-	Downloads int
-	Calls     map[string]int // API requests by path pattern
+	mu         sync.Mutex
+	now        func() time.Time
+	scopes     string
+	users      []*User
+	meetings   []*Meeting
+	tokens     map[string]string // token → its scopes
+	limited    []string          // Retry-After values for the next API requests, each answered 429
+	dailyLeft  int               // API requests left before the daily limit; < 0: none
+	dailyUntil time.Time         // the daily limit holds until then
+	next       int
+	issued     int
+	Deleted    []string // raw paths of DELETE requests that deleted, as received
+	Downloads  int
+	Calls      map[string]int // API requests by kind: users, user, recordings, account recordings, delete
+	asked      []Window       // every recordings listing, in order
 }
 
 // Start serves a fake on loopback until the test ends.
 func Start(t testing.TB) *Server {
-	s := &Server{tokens: map[string]bool{}, Calls: map[string]int{}}
+	s := &Server{tokens: map[string]string{}, Calls: map[string]int{}, now: time.Now, scopes: DefaultScopes, dailyLeft: -1}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s
+}
+
+// SetNow sets the fake's clock (default time.Now): the six months recordings are listed for,
+// the day a daily limit ends.
+func (s *Server) SetNow(now func() time.Time) {
+	s.mu.Lock()
+	s.now = now
+	s.mu.Unlock()
+}
+
+// SetScopes sets the scopes (space-separated, as the token's scope field) of the tokens issued
+// from now on.
+func (s *Server) SetScopes(scopes string) {
+	s.mu.Lock()
+	s.scopes = scopes
+	s.mu.Unlock()
+}
+
+// DailyLimit makes the account's daily limit run out after n more API requests: every later
+// one is answered 429 (X-RateLimit-Type: Daily-limit) until 00:00 UTC of the next day by the
+// fake's clock.
+func (s *Server) DailyLimit(n int) {
+	s.mu.Lock()
+	s.dailyLeft, s.dailyUntil = n, time.Time{}
+	s.mu.Unlock()
 }
 
 // AddUser adds a user (status active, inactive or pending).
@@ -110,8 +161,9 @@ func (s *Server) AddMeeting(host, uuid, topic string, start time.Time, files map
 	if uuid == "" {
 		uuid = base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("meeting-%04d", s.next)))
 	}
-	m := &Meeting{UUID: uuid, ID: 80000000000 + int64(s.next), AccountID: AccountID, HostID: host, Topic: topic,
-		StartTime: start.UTC().Format(time.RFC3339), Timezone: "Europe/Berlin", Duration: 30}
+	m := &Meeting{UUID: uuid, ID: 80000000000 + int64(s.next), AccountID: AccountID, HostID: host, Topic: topic, Type: 2,
+		StartTime: start.UTC().Format(time.RFC3339), Timezone: "Europe/Berlin", Duration: 30,
+		ShareURL: s.URL + "/rec/share/" + strconv.Itoa(s.next)}
 	for _, u := range s.users {
 		if u.ID == host {
 			m.HostEmail = u.Email
@@ -129,6 +181,7 @@ func (s *Server) AddMeeting(host, uuid, topic string, start time.Time, files map
 			ext = typ
 		}
 		m.RecordingFiles = append(m.RecordingFiles, &File{ID: id, MeetingID: uuid, FileType: typ, FileExtension: ext,
+			RecordingStart: m.StartTime, RecordingEnd: start.UTC().Add(30 * time.Minute).Format(time.RFC3339),
 			FileSize: int64(len(content)), DownloadURL: s.URL + "/rec/download/" + id, PlayURL: s.URL + "/rec/play/" + id,
 			Status: "completed", RecordingType: rt, Content: content})
 		m.TotalSize += int64(len(content))
@@ -155,8 +208,8 @@ func (s *Server) Edit(fn func()) {
 	fn()
 }
 
-// RateLimit answers the next API requests with 429, each with one of these Retry-After values
-// (seconds or an HTTP date; "" for none).
+// RateLimit answers the next API requests with 429 (per second), each with one of these
+// Retry-After values (seconds or an HTTP date; "" for none).
 func (s *Server) RateLimit(retryAfter ...string) {
 	s.mu.Lock()
 	s.limited = append(s.limited, retryAfter...)
@@ -173,11 +226,19 @@ func (s *Server) TokensIssued() int {
 // ExpireTokens makes every token issued so far invalid (401 code 124).
 func (s *Server) ExpireTokens() {
 	s.mu.Lock()
-	s.tokens = map[string]bool{}
+	s.tokens = map[string]string{}
 	s.mu.Unlock()
 }
 
-// RecordingCompleted is the recording.completed event for m, as Zoom sends it.
+// Windows returns the recordings listings asked so far.
+func (s *Server) Windows() []Window {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Window(nil), s.asked...)
+}
+
+// RecordingCompleted is the recording.completed event for m, as Zoom sends it (with the
+// host's e-mail when the host is a user of the fake).
 func RecordingCompleted(m *Meeting, downloadToken string, at time.Time) []byte {
 	b, _ := json.Marshal(map[string]any{"event": "recording.completed", "event_ts": at.UnixMilli(),
 		"payload": map[string]any{"account_id": m.AccountID, "object": m}, "download_token": downloadToken})
@@ -190,6 +251,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// zoomError answers Zoom's error body, {"code": …, "message": …}: "If you receive an error
+// status code, check the body for an error code and message"
+// (https://developers.zoom.us/docs/api/errors/).
 func zoomError(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, map[string]any{"code": code, "message": msg})
 }
@@ -208,4 +272,25 @@ func offsetOf(tok string) (int, bool) {
 	}
 	n, err := strconv.Atoi(string(b[1:]))
 	return n, err == nil
+}
+
+// paginate returns the page of items at offset and the token of the next page ("" at the end).
+func paginate[T any](items []T, offset, size int) ([]T, string) {
+	if offset >= len(items) {
+		return []T{}, ""
+	}
+	end := min(offset+size, len(items))
+	if end < len(items) {
+		return items[offset:end], pageToken(end)
+	}
+	return items[offset:end], ""
+}
+
+// pageSize reads page_size: 30 by default, at most 300.
+func pageSize(v string) int {
+	size, _ := strconv.Atoi(v)
+	if size <= 0 || size > 300 {
+		return 30
+	}
+	return size
 }

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 )
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -23,6 +22,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// token answers the account_credentials grant. The answer lists the app's scopes as one
+// space-separated string, and the token lives an hour: {"access_token", "token_type":
+// "bearer", "expires_in": 3600, "scope", "api_url"}
+// (https://developers.zoom.us/docs/internal-apps/s2s-oauth/: "The token's time to live is one
+// hour (3600 seconds)"; testdata/token.json).
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	id, secret, ok := r.BasicAuth()
 	r.ParseForm()
@@ -38,61 +42,92 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.next++
 		s.issued++
 		tok := "zt-" + strconv.Itoa(s.next)
-		s.tokens[tok] = true
+		s.tokens[tok] = s.scopes
+		scopes := s.scopes
 		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "bearer", "expires_in": 3600,
-			"scope": "user:read:admin recording:read:admin recording:write:admin", "api_url": "https://api.zoom.us"})
+			"scope": scopes, "api_url": "https://api.zoom.us"})
 	}
 }
 
-// authorized checks a bearer token, or an access_token query parameter when allowQuery.
-func (s *Server) authorized(r *http.Request, allowQuery bool) bool {
+// bearer returns the scopes of the request's token (a bearer token, or an access_token query
+// parameter when allowQuery); ok is false for a token the fake did not issue. A webhook's
+// download_token (dl-…) is taken as access_token on downloads only.
+func (s *Server) bearer(r *http.Request, allowQuery bool) (scopes string, ok bool) {
 	tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if allowQuery && r.URL.Query().Get("access_token") != "" {
 		tok = r.URL.Query().Get("access_token")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tokens[tok] || strings.HasPrefix(tok, "dl-") && allowQuery
+	scopes, ok = s.tokens[tok]
+	return scopes, ok || strings.HasPrefix(tok, "dl-") && allowQuery
+}
+
+// endpoint is an API route: its rate-limit category and the scopes of which it needs one
+// (classic or granular), as each endpoint's reference page lists them.
+type endpoint struct {
+	kind     string
+	category string
+	scopes   []string
+	serve    func(w http.ResponseWriter, r *http.Request, parts []string)
+}
+
+// route finds the endpoint of a request (path without /v2, split on "/").
+func (s *Server) route(method string, parts []string) *endpoint {
+	switch {
+	case method == http.MethodGet && len(parts) == 1 && parts[0] == "users":
+		return &endpoint{"users", "Medium", []string{"user:read:admin", "user:read:list_users:admin"}, s.listUsers}
+	case method == http.MethodGet && len(parts) == 2 && parts[0] == "users":
+		return &endpoint{"user", "Light", []string{"user:read:admin", "user:read:user:admin"}, s.getUser}
+	case method == http.MethodGet && len(parts) == 3 && parts[0] == "users" && parts[2] == "recordings":
+		return &endpoint{"recordings", "Medium", []string{"recording:read:admin", "cloud_recording:read:list_user_recordings:admin"}, s.userRecordings}
+	case method == http.MethodGet && len(parts) == 3 && parts[0] == "accounts" && parts[2] == "recordings":
+		// "Scopes: recording:read:admin or account:read:admin"; granular
+		// cloud_recording:read:list_account_recordings:admin (List recordings of an account).
+		return &endpoint{"account recordings", "Medium", []string{"recording:read:admin", "account:read:admin",
+			"cloud_recording:read:list_account_recordings:admin"}, s.accountRecordings}
+	case method == http.MethodDelete && len(parts) == 4 && parts[0] == "meetings" && parts[2] == "recordings":
+		return &endpoint{"delete", "Light", []string{"recording:write:admin", "cloud_recording:delete:recording_file:admin"}, s.deleteFile}
+	}
+	return nil
 }
 
 func (s *Server) api(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r, false) {
+	scopes, ok := s.bearer(r, false)
+	if !ok {
 		zoomError(w, http.StatusUnauthorized, 124, "Invalid access token.")
 		return
 	}
-	s.mu.Lock()
-	if len(s.limited) > 0 {
-		ra := s.limited[0]
-		s.limited = s.limited[1:]
-		s.mu.Unlock()
-		if ra != "" {
-			w.Header().Set("Retry-After", ra)
-		}
-		w.Header().Set("X-RateLimit-Category", "Medium")
-		w.Header().Set("X-RateLimit-Type", "QPS")
-		zoomError(w, http.StatusTooManyRequests, 429, "You have reached the maximum per-second rate limit for this API. Try again later.")
+	path := strings.TrimPrefix(r.URL.EscapedPath(), "/v2")
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	ep := s.route(r.Method, parts)
+	if ep == nil {
+		zoomError(w, http.StatusNotFound, 404, "Not found: "+path)
 		return
 	}
-	s.mu.Unlock()
-	path := strings.TrimPrefix(r.URL.EscapedPath(), "/v2")
-	q := r.URL.Query()
-	switch parts := strings.Split(strings.Trim(path, "/"), "/"); {
-	case r.Method == http.MethodGet && path == "/users":
-		s.count("users")
-		s.listUsers(w, q)
-	case r.Method == http.MethodGet && len(parts) == 3 && parts[0] == "users" && parts[2] == "recordings":
-		s.count("recordings")
-		id, _ := url.PathUnescape(parts[1])
-		s.listRecordings(w, q, id)
-	case r.Method == http.MethodDelete && len(parts) == 4 && parts[0] == "meetings" && parts[2] == "recordings":
-		s.mu.Lock()
-		s.Deleted = append(s.Deleted, r.URL.EscapedPath()+"?"+r.URL.RawQuery)
-		s.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	default:
-		zoomError(w, http.StatusNotFound, 404, "Not found: "+path)
+	if s.limit(w, ep.category) {
+		return
 	}
+	if !hasScope(scopes, ep.scopes) {
+		// A token without the endpoint's scope is refused with 400 and code 4711, naming the
+		// granular scope (testdata/missing-scope.json).
+		zoomError(w, http.StatusBadRequest, 4711, "Invalid access token, does not contain scopes:["+ep.scopes[len(ep.scopes)-1]+"]")
+		return
+	}
+	s.count(ep.kind)
+	ep.serve(w, r, parts)
+}
+
+func hasScope(granted string, need []string) bool {
+	for _, g := range strings.Fields(granted) {
+		for _, n := range need {
+			if g == n {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *Server) count(what string) {
@@ -101,15 +136,15 @@ func (s *Server) count(what string) {
 	s.mu.Unlock()
 }
 
-func (s *Server) listUsers(w http.ResponseWriter, q url.Values) {
+// listUsers answers GET /users?status=…: users of that status (active by default), 30 a
+// page by default and at most 300, with next_page_token.
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, _ []string) {
+	q := r.URL.Query()
 	status := q.Get("status")
 	if status == "" {
 		status = "active"
 	}
-	size, _ := strconv.Atoi(q.Get("page_size"))
-	if size <= 0 || size > 300 {
-		size = 30
-	}
+	size := pageSize(q.Get("page_size"))
 	off, ok := offsetOf(q.Get("next_page_token"))
 	if !ok {
 		zoomError(w, http.StatusBadRequest, 300, "The next page token is invalid or expired.")
@@ -124,122 +159,59 @@ func (s *Server) listUsers(w http.ResponseWriter, q url.Values) {
 	}
 	s.mu.Unlock()
 	page, next := paginate(match, off, size)
-	writeJSON(w, http.StatusOK, map[string]any{"page_size": size, "total_records": len(match), "next_page_token": next, "users": page})
+	writeJSON(w, http.StatusOK, map[string]any{"page_count": (len(match) + size - 1) / size, "page_number": 1, "page_size": size,
+		"total_records": len(match), "next_page_token": next, "users": page})
 }
 
-func (s *Server) listRecordings(w http.ResponseWriter, q url.Values, user string) {
-	from, err1 := time.Parse("2006-01-02", q.Get("from"))
-	to, err2 := time.Parse("2006-01-02", q.Get("to"))
-	if err1 != nil || err2 != nil || to.Before(from) || to.After(from.AddDate(0, 1, 0)) {
-		zoomError(w, http.StatusBadRequest, 300, "Invalid from/to: one request covers at most one month")
-		return
-	}
-	size, _ := strconv.Atoi(q.Get("page_size"))
-	if size <= 0 || size > 300 {
-		size = 30
-	}
-	off, ok := offsetOf(q.Get("next_page_token"))
-	if !ok {
-		zoomError(w, http.StatusBadRequest, 300, "The next page token is invalid or expired.")
-		return
-	}
-	s.mu.Lock()
-	var host *User
+// findUser finds a user by id or e-mail (any case), as userId paths take either. Call with
+// the lock held.
+func (s *Server) findUser(idOrEmail string) *User {
 	for _, u := range s.users {
-		if u.ID == user || strings.EqualFold(u.Email, user) {
-			host = u
-		}
-	}
-	if host == nil {
-		s.mu.Unlock()
-		zoomError(w, http.StatusNotFound, 1001, "User does not exist: "+user+".")
-		return
-	}
-	var match []Meeting
-	for _, m := range s.meetings {
-		start, _ := time.Parse(time.RFC3339, m.StartTime)
-		if m.HostID == host.ID && !start.Before(from) && start.Before(to.AddDate(0, 0, 1)) {
-			c := *m
-			c.HostEmail = "" // the per-user list leaves it out; webhooks carry it
-			match = append(match, c)
-		}
-	}
-	s.mu.Unlock()
-	page, next := paginate(match, off, size)
-	writeJSON(w, http.StatusOK, map[string]any{"from": q.Get("from"), "to": q.Get("to"), "page_size": size,
-		"total_records": len(match), "next_page_token": next, "meetings": page})
-}
-
-func (s *Server) findFile(id string) *File {
-	for _, m := range s.meetings {
-		for _, f := range m.RecordingFiles {
-			if f.ID == id {
-				return f
-			}
+		if u.ID == idOrEmail || strings.EqualFold(u.Email, idOrEmail) {
+			return u
 		}
 	}
 	return nil
 }
 
-// download answers a download_url: a 302 to the file for a valid token, else 401.
-func (s *Server) download(w http.ResponseWriter, r *http.Request, id string) {
-	if !s.authorized(r, true) {
-		zoomError(w, http.StatusUnauthorized, 124, "Invalid access token.")
-		return
-	}
+// getUser answers GET /users/{userId} (an id or an e-mail), or 404 with code 1001 "User does
+// not exist: {userId}." (Get a user, https://developers.zoom.us/docs/api/users/#tag/users/GET/users/{userId};
+// testdata/user-not-found.json).
+func (s *Server) getUser(w http.ResponseWriter, _ *http.Request, parts []string) {
+	id, _ := url.PathUnescape(parts[1])
 	s.mu.Lock()
-	f := s.findFile(id)
-	s.mu.Unlock()
-	if f == nil {
-		zoomError(w, http.StatusNotFound, 3301, "This recording does not exist.")
-		return
-	}
-	http.Redirect(w, r, s.URL+"/files/"+id+"?sig=signed-"+strconv.FormatInt(time.Now().UnixNano(), 36), http.StatusFound)
-}
-
-func (s *Server) file(w http.ResponseWriter, r *http.Request, id string) {
-	s.mu.Lock()
-	s.Downloads++
-	f := s.findFile(id)
-	var fault string
-	var content []byte
-	if f != nil {
-		fault, f.Fault, content = f.Fault, "", f.Content
-		if fault == "" {
-			fault = f.Always
-		}
+	u := s.findUser(id)
+	var c User
+	if u != nil {
+		c = *u
 	}
 	s.mu.Unlock()
-	switch {
-	case f == nil || !strings.HasPrefix(r.URL.Query().Get("sig"), "signed-"):
-		http.NotFound(w, r)
-	case fault == "html":
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write([]byte("<html><body>Sorry, this page is not available. Sign in to continue.</body></html>"))
-	case fault == "503":
-		w.Header().Set("Retry-After", "120")
-		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
-	case fault == "short":
-		w.Header().Set("Content-Type", "audio/mp4")
-		w.Write(content[:len(content)/2]) // no Content-Length: the cut is only seen at the end
-		if fl, ok := w.(http.Flusher); ok {
-			fl.Flush()
-		}
-	default:
-		w.Header().Set("Content-Type", map[string]string{"M4A": "audio/mp4", "MP4": "video/mp4"}[f.FileType])
-		w.Header().Set("Content-Length", strconv.Itoa(len(content)))
-		w.Write(content)
+	if u == nil {
+		zoomError(w, http.StatusNotFound, 1001, "User does not exist: "+id+".")
+		return
 	}
+	writeJSON(w, http.StatusOK, c)
 }
 
-// paginate returns the page of items at offset and the token of the next page ("" at the end).
-func paginate[T any](items []T, offset, size int) ([]T, string) {
-	if offset >= len(items) {
-		return []T{}, ""
+// deleteFile answers DELETE /meetings/{meetingUUID}/recordings/{recordingId}?action=trash|delete
+// with 204, or 404 code 3301 when there is no such file. A UUID starting with "/" or holding
+// "//" arrives encoded twice.
+func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, parts []string) {
+	uuid, _ := url.PathUnescape(parts[1])
+	if strings.Contains(uuid, "%") {
+		uuid, _ = url.PathUnescape(uuid)
 	}
-	end := min(offset+size, len(items))
-	if end < len(items) {
-		return items[offset:end], pageToken(end)
+	fileID, _ := url.PathUnescape(parts[3])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.meetings {
+		for _, f := range m.RecordingFiles {
+			if m.UUID == uuid && f.ID == fileID {
+				s.Deleted = append(s.Deleted, r.URL.EscapedPath()+"?"+r.URL.RawQuery)
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
 	}
-	return items[offset:end], ""
+	zoomError(w, http.StatusNotFound, 3301, "This recording does not exist.")
 }
