@@ -77,7 +77,9 @@ func (u *user) checkFolder(ctx context.Context, me string) ([]string, error) {
 	case errors.As(err, &mis):
 		return nil, connectors.NeedsSetup(err, mis.fix())
 	case status(err) == http.StatusNotFound:
-		return nil, connectors.NeedsSetup(fmt.Errorf("folder %s: not found: %w", u.src.cfg.FolderID, err),
+		var ge *googleapi.Error
+		errors.As(err, &ge)
+		return nil, connectors.NeedsSetup(fmt.Errorf("folder %s: not visible: %w", u.src.cfg.FolderID, ge),
 			"share the folder with "+me+" (Viewer is enough), or correct folder_id")
 	case err != nil:
 		return nil, err
