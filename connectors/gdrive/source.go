@@ -135,8 +135,10 @@ func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recordin
 
 // Open downloads the file with alt=media after checking it is still the listed version. After
 // the throttling retries, 429, 5xx, 403 rate limits, network failures and a body shorter than
-// the file are transient errors (connectors.ErrTransient); 404, other 403s (no access, a
-// file flagged as abusive), a trashed or changed file are permanent.
+// the file are transient errors (connectors.ErrTransient); a spent download quota
+// (downloadQuotaExceeded, a day) and refusals about the account hold the job
+// (connectors.ErrBlocked, refusal.go); 404, other 403s (no access, cannotDownloadFile, a file
+// flagged as abusive), a trashed or changed file are permanent.
 func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadCloser, error) {
 	svc := s.users[r.Fields["subject"]]
 	if svc == nil {
