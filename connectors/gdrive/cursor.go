@@ -7,7 +7,7 @@ import (
 )
 
 // cursor is what a source stores between scans, per subject: the changes token, when the last
-// full listing ran, and the folders known to be in scope.
+// full listing ran, the folders known to be in scope and the drive they are in.
 type cursor struct {
 	Users map[string]userState `json:"users"`
 }
@@ -16,6 +16,11 @@ type userState struct {
 	Token   string    `json:"token"`
 	FullAt  time.Time `json:"full_at"`
 	Folders []string  `json:"folders,omitempty"`
+	// Drive is the shared drive listed and whose changes Token follows; "" for My Drive.
+	Drive string `json:"drive,omitempty"`
+	// Located is set once Drive was read from the folder (a full listing); a cursor written
+	// before that takes a full listing first, its token being of the user's own feed.
+	Located bool `json:"located,omitempty"`
 }
 
 func decodeCursor(s string) (cursor, error) {

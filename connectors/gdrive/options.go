@@ -19,10 +19,11 @@ func init() {
 // Config configures a Google Drive source. Its fields tagged koanf are the options of a source
 // with type: gdrive.
 type Config struct {
-	// FolderID is a folder synced recursively. One of folder_id, shared_drive_id and
-	// meet_recordings is required.
+	// FolderID is a folder synced recursively, in My Drive or in a shared drive (whose id is
+	// read from the folder). One of folder_id, shared_drive_id and meet_recordings is required.
 	FolderID string `koanf:"folder_id"`
-	// SharedDriveID is a shared drive: all of it, or only folder_id within it.
+	// SharedDriveID is a shared drive: all of it, or only folder_id within it (which must
+	// then be in it).
 	SharedDriveID string `koanf:"shared_drive_id"`
 	// MeetRecordings syncs each subject's "Meet Recordings" folder (where Google Meet saves).
 	MeetRecordings bool `koanf:"meet_recordings"`

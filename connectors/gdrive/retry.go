@@ -59,7 +59,8 @@ func throttled(err error) bool {
 
 // classify marks a failed download as transient when it may pass: throttled (429, 5xx, 403
 // rate limits; with Drive's Retry-After), a network failure, or a token endpoint answering 429
-// or 5xx. Other refusals stay permanent.
+// or 5xx. A refusal about the account or a spent quota holds the job (refusal); other
+// refusals stay permanent, with what Drive's reason means when it says little.
 func (s *Source) classify(ctx context.Context, err error) error {
 	var ge *googleapi.Error
 	var re *oauth2.RetrieveError
@@ -70,7 +71,7 @@ func (s *Source) classify(ctx context.Context, err error) error {
 		if throttled(err) {
 			return connectors.Transient(err, s.retryAfter(err))
 		}
-		return err
+		return refusal(ge, err)
 	case errors.As(err, &re):
 		if re.Response != nil && connectors.TransientStatus(re.Response.StatusCode) {
 			return connectors.Transient(err, 0)

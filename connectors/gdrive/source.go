@@ -135,8 +135,10 @@ func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recordin
 
 // Open downloads the file with alt=media after checking it is still the listed version. After
 // the throttling retries, 429, 5xx, 403 rate limits, network failures and a body shorter than
-// the file are transient errors (connectors.ErrTransient); 404, other 403s (no access, a
-// file flagged as abusive), a trashed or changed file are permanent.
+// the file are transient errors (connectors.ErrTransient); a spent download quota
+// (downloadQuotaExceeded, a day) and refusals about the account hold the job
+// (connectors.ErrBlocked, refusal.go); 404, other 403s (no access, cannotDownloadFile, a file
+// flagged as abusive), a trashed or changed file are permanent.
 func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadCloser, error) {
 	svc := s.users[r.Fields["subject"]]
 	if svc == nil {
@@ -165,51 +167,4 @@ func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadClose
 		return nil, s.classify(ctx, fmt.Errorf("download drive file %s: %w", r.ItemID, err))
 	}
 	return connectors.ExactBody(resp.Body, f.Size, "download drive file "+r.ItemID), nil
-}
-
-// Check implements connectors.Checker: per subject, the credentials give a token, and the
-// folder, shared drive or "Meet Recordings" folder can be read.
-func (s *Source) Check(ctx context.Context) ([]string, error) {
-	var lines []string
-	for _, subject := range s.cfg.Subjects {
-		svc, who := s.users[subject], subject
-		if who == "" {
-			who = "the credentials' own account"
-		}
-		about, err := svc.About.Get().Fields("user(emailAddress)").Context(ctx).Do()
-		if err != nil {
-			return lines, fmt.Errorf("as %s: cannot sign in (for a service account: domain-wide delegation of %s to this client): %w",
-				who, drive.DriveReadonlyScope, err)
-		}
-		lines = append(lines, fmt.Sprintf("signed in as %s", about.User.EmailAddress))
-		switch {
-		case s.cfg.FolderID != "":
-			f, err := svc.Files.Get(s.cfg.FolderID).SupportsAllDrives(true).Fields("id,name,mimeType").Context(ctx).Do()
-			if err != nil {
-				return lines, fmt.Errorf("as %s: folder %s: not visible: %w", who, s.cfg.FolderID, err)
-			}
-			if f.MimeType != folderMime {
-				return lines, fmt.Errorf("as %s: folder_id %s is a %s, not a folder", who, s.cfg.FolderID, f.MimeType)
-			}
-			lines = append(lines, fmt.Sprintf("folder %q (%s) readable", f.Name, f.Id))
-		case s.cfg.SharedDriveID != "":
-			d, err := svc.Drives.Get(s.cfg.SharedDriveID).Fields("id,name").Context(ctx).Do()
-			if err != nil {
-				return lines, fmt.Errorf("as %s: shared drive %s: not visible (add the account as a member): %w", who, s.cfg.SharedDriveID, err)
-			}
-			lines = append(lines, fmt.Sprintf("shared drive %q (%s) readable", d.Name, d.Id))
-		default:
-			u := &user{src: s, svc: svc, subject: subject}
-			ids, err := u.roots(ctx)
-			if err != nil {
-				return lines, fmt.Errorf("as %s: %w", who, err)
-			}
-			if len(ids) == 0 {
-				lines = append(lines, fmt.Sprintf("%s has no \"Meet Recordings\" folder yet (Meet creates it with the first recording)", who))
-			} else {
-				lines = append(lines, fmt.Sprintf("%s: \"Meet Recordings\" folder readable", who))
-			}
-		}
-	}
-	return lines, nil
 }

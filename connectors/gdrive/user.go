@@ -34,16 +34,21 @@ type user struct {
 
 func (u *user) list(ctx context.Context) ([]connectors.Recording, error) {
 	now := u.src.cfg.Now()
-	if u.state.Token == "" || now.Sub(u.state.FullAt) >= u.src.cfg.FullEvery {
+	if u.state.Token == "" || !u.state.Located || now.Sub(u.state.FullAt) >= u.src.cfg.FullEvery {
 		return u.full(ctx, now)
 	}
 	return u.changes(ctx)
 }
 
-// full lists everything in scope. The changes token is taken first, so a change made during the
-// listing is seen again by the next incremental pass rather than lost.
+// full lists everything in scope, in the drive the folder is in (locate). The changes token is
+// taken first, so a change made during the listing is seen again by the next incremental pass
+// rather than lost.
 func (u *user) full(ctx context.Context, now time.Time) ([]connectors.Recording, error) {
-	token, err := u.startToken(ctx)
+	_, driveID, err := u.locate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	token, err := u.startToken(ctx, driveID)
 	if err != nil {
 		return nil, err
 	}
@@ -53,12 +58,12 @@ func (u *user) full(ctx context.Context, now time.Time) ([]connectors.Recording,
 		return nil, err
 	}
 	if len(roots) == 0 && u.src.cfg.SharedDriveID != "" { // the whole shared drive
-		err = u.pages(ctx, "trashed = false and "+mediaQuery, func(f *drive.File) {
+		err = u.pages(ctx, driveID, "trashed = false and "+mediaQuery, func(f *drive.File) {
 			if f.MimeType != folderMime {
 				out = u.keep(out, f)
 			}
 		})
-		u.state = userState{Token: token, FullAt: now}
+		u.state = userState{Token: token, FullAt: now, Drive: driveID, Located: true}
 		return out, err
 	}
 	folders := map[string]bool{}
@@ -70,7 +75,7 @@ func (u *user) full(ctx context.Context, now time.Time) ([]connectors.Recording,
 			continue
 		}
 		folders[id] = true
-		err := u.pages(ctx, fmt.Sprintf("'%s' in parents and trashed = false and %s", quote(id), mediaQuery), func(f *drive.File) {
+		err := u.pages(ctx, driveID, fmt.Sprintf("'%s' in parents and trashed = false and %s", quote(id), mediaQuery), func(f *drive.File) {
 			if f.MimeType == folderMime {
 				queue = append(queue, f.Id)
 			} else {
@@ -81,27 +86,28 @@ func (u *user) full(ctx context.Context, now time.Time) ([]connectors.Recording,
 			return nil, err
 		}
 	}
-	u.state = userState{Token: token, FullAt: now, Folders: sortedKeys(folders)}
+	u.state = userState{Token: token, FullAt: now, Folders: sortedKeys(folders), Drive: driveID, Located: true}
 	return out, nil
 }
 
 // roots are the folders to descend from: the configured one, or the subject's "Meet Recordings"
-// folders; none for a whole shared drive.
+// folders (in My Drive); none for a whole shared drive.
 func (u *user) roots(ctx context.Context) ([]string, error) {
 	switch {
 	case u.src.cfg.FolderID != "":
 		return []string{u.src.cfg.FolderID}, nil
 	case u.src.cfg.MeetRecordings:
 		var ids []string
-		err := u.pages(ctx, "name = 'Meet Recordings' and mimeType = '"+folderMime+"' and 'root' in parents and trashed = false",
+		err := u.pages(ctx, "", "name = 'Meet Recordings' and mimeType = '"+folderMime+"' and 'root' in parents and trashed = false",
 			func(f *drive.File) { ids = append(ids, f.Id) })
 		return ids, err
 	}
 	return nil, nil
 }
 
-// changes reads the feed since the stored token and keeps what is in scope: a file in a known
-// folder (or anywhere in the shared drive). A folder moved into scope is listed at once.
+// changes reads the feed since the stored token (the drive's, for a shared drive) and keeps
+// what is in scope: a file in a known folder (or anywhere in the shared drive). A folder moved
+// into scope is listed at once.
 func (u *user) changes(ctx context.Context) ([]connectors.Recording, error) {
 	folders := map[string]bool{}
 	for _, id := range u.state.Folders {
@@ -114,11 +120,8 @@ func (u *user) changes(ctx context.Context) ([]connectors.Recording, error) {
 	for {
 		var page *drive.ChangeList
 		err := u.src.retry(ctx, func() (err error) {
-			call := u.svc.Changes.List(token).PageSize(1000).IncludeRemoved(false).Fields(changeFields).Context(ctx)
-			if d := u.src.cfg.SharedDriveID; d != "" {
-				call = call.DriveId(d).IncludeItemsFromAllDrives(true).SupportsAllDrives(true)
-			}
-			page, err = call.Do()
+			page, err = changesIn(u.svc.Changes.List(token), u.state.Drive).PageSize(1000).IncludeRemoved(false).Fields(changeFields).
+				Context(ctx).Do()
 			return err
 		})
 		if err != nil {
@@ -147,7 +150,7 @@ func (u *user) changes(ctx context.Context) ([]connectors.Recording, error) {
 	for len(newFolders) > 0 { // files moved in with a folder bring no changes of their own
 		id := newFolders[0]
 		newFolders = newFolders[1:]
-		err := u.pages(ctx, fmt.Sprintf("'%s' in parents and trashed = false and %s", quote(id), mediaQuery), func(f *drive.File) {
+		err := u.pages(ctx, u.state.Drive, fmt.Sprintf("'%s' in parents and trashed = false and %s", quote(id), mediaQuery), func(f *drive.File) {
 			if f.MimeType != folderMime {
 				out = u.keep(out, f)
 			} else if !folders[f.Id] {
@@ -163,12 +166,13 @@ func (u *user) changes(ctx context.Context) ([]connectors.Recording, error) {
 	return out, nil
 }
 
-func (u *user) startToken(ctx context.Context) (string, error) {
+// startToken is where driveID's changes feed ("" for the user's own) is now.
+func (u *user) startToken(ctx context.Context, driveID string) (string, error) {
 	var tok *drive.StartPageToken
 	err := u.src.retry(ctx, func() (err error) {
-		call := u.svc.Changes.GetStartPageToken().Context(ctx)
-		if d := u.src.cfg.SharedDriveID; d != "" {
-			call = call.DriveId(d).SupportsAllDrives(true)
+		call := u.svc.Changes.GetStartPageToken().SupportsAllDrives(true).Context(ctx)
+		if driveID != "" {
+			call = call.DriveId(driveID)
 		}
 		tok, err = call.Do()
 		return err
@@ -179,16 +183,13 @@ func (u *user) startToken(ctx context.Context) (string, error) {
 	return tok.StartPageToken, nil
 }
 
-// pages runs files.list over every page of q.
-func (u *user) pages(ctx context.Context, q string, each func(*drive.File)) error {
+// pages runs files.list of q in driveID ("" for My Drive) over every page.
+func (u *user) pages(ctx context.Context, driveID, q string, each func(*drive.File)) error {
 	token := ""
 	for {
 		var page *drive.FileList
 		err := u.src.retry(ctx, func() (err error) {
-			call := u.svc.Files.List().Q(q).PageSize(1000).Fields("nextPageToken,files(" + fileFields + ")").Context(ctx)
-			if d := u.src.cfg.SharedDriveID; d != "" {
-				call = call.Corpora("drive").DriveId(d).IncludeItemsFromAllDrives(true).SupportsAllDrives(true)
-			}
+			call := listIn(u.svc.Files.List(), driveID).Q(q).PageSize(1000).Fields("nextPageToken,files(" + fileFields + ")").Context(ctx)
 			if token != "" {
 				call = call.PageToken(token)
 			}

@@ -1,8 +1,10 @@
 // Package gdrivetest is a local fake of the Google Drive v3 API for tests, speaking its wire
 // format: an OAuth token endpoint for service-account JWTs (impersonation included),
-// files.list with a subset of the query language and opaque page tokens, files.get with
-// alt=media, the changes feed, Drive's JSON error shapes, and injected 403/429 throttling.
-// The real client library (google.golang.org/api/drive/v3) is pointed at it.
+// files.list with a subset of the query language, corpora and opaque page tokens, files.get
+// with alt=media, the changes feed, shared drives (whose items only callers that send
+// supportsAllDrives and includeItemsFromAllDrives see, as Drive does), Drive's documented and
+// recorded error answers (testdata/), and injected throttling and refusals. The real client
+// library (google.golang.org/api/drive/v3) is pointed at it.
 package gdrivetest
 
 import (
@@ -36,8 +38,11 @@ type File struct {
 	Owner, LastModifier string
 	DriveID             string
 	Trashed, Abusive    bool
-	Modified            time.Time
-	Rev                 int
+	// Refusal is the reason Drive gives when the file is downloaded (RefuseDownload); empty
+	// when it is served.
+	Refusal  string
+	Modified time.Time
+	Rev      int
 }
 
 type change struct {
@@ -54,12 +59,14 @@ type Server struct {
 	files    map[string]*File
 	order    []string
 	changes  []change
-	faults   []int
+	faults   []string          // reasons of the next answers (Fail, FailWith)
+	drives   map[string]string // shared drive id → name (NameDrive)
 	tokens   map[string]string // access token → subject
 	key      *rsa.PrivateKey
 	next     int
 	Requests int // API requests served (not counting the token endpoint)
-	// PerFile counts the API requests about one file (files.get, by metadata or download).
+	// PerFile counts the API requests about one file that is not a folder (files.get, by
+	// metadata or download).
 	PerFile int
 	// Latency is waited before serving each request (token endpoint included); set it before
 	// the first request.
@@ -91,7 +98,7 @@ func Serve() (s *Server, stop func(), err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("gdrivetest: key: %w", err)
 	}
-	s = &Server{files: map[string]*File{}, tokens: map[string]string{}, key: key}
+	s = &Server{files: map[string]*File{}, drives: map[string]string{}, tokens: map[string]string{}, key: key}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = srv.URL
 	return s, srv.Close, nil
@@ -126,6 +133,15 @@ func (s *Server) add(f *File) string {
 	return f.ID
 }
 
+// NameDrive names the shared drive id (drives.get answers it); a shared drive is the driveID
+// its items are put with, and its id is also the id of its top folder, the parent of the
+// items at its top. Unnamed, drives.get calls it "Shared <id>" once it holds an item.
+func (s *Server) NameDrive(id, name string) {
+	s.mu.Lock()
+	s.drives[id] = name
+	s.mu.Unlock()
+}
+
 // Folder creates a folder in parent owned by owner (driveID for a shared drive) and returns its id.
 func (s *Server) Folder(name, parent, owner, driveID string) string {
 	return s.add(&File{Name: name, MimeType: FolderMime, Parents: []string{parent}, Owner: owner, DriveID: driveID})
@@ -155,6 +171,20 @@ func (s *Server) Modify(id, email string) {
 // SetAbusive flags a file as abusive: downloads need acknowledgeAbuse=true.
 func (s *Server) SetAbusive(id string) { s.edit(id, func(f *File) { f.Abusive = true }) }
 
+// RefuseDownload makes downloads of a file answer Drive's refusal for reason (ReasonDownloadQuota,
+// ReasonCannotDownload, …) while its metadata is still served, as Drive does; "" serves it
+// again (a download quota renewed).
+func (s *Server) RefuseDownload(id, reason string) {
+	if _, ok := driveErrors[reason]; !ok && reason != "" {
+		panic("gdrivetest: no recorded answer for reason " + reason)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.files[id]; f != nil {
+		f.Refusal = reason
+	}
+}
+
 // Delete removes a file for good.
 func (s *Server) Delete(id string) {
 	s.mu.Lock()
@@ -178,10 +208,32 @@ func (s *Server) edit(id string, fn func(*File)) {
 }
 
 // Fail answers the next API requests with these statuses, in order: 403 as
-// userRateLimitExceeded, 429 as rateLimitExceeded, others as backendError.
+// userRateLimitExceeded, 429 as rateLimitExceeded, others as backendError (with that status).
 func (s *Server) Fail(statuses ...int) {
 	s.mu.Lock()
-	s.faults = append(s.faults, statuses...)
+	defer s.mu.Unlock()
+	for _, st := range statuses {
+		switch st {
+		case 403:
+			s.faults = append(s.faults, ReasonUserRateLimit)
+		case 429:
+			s.faults = append(s.faults, ReasonRateLimit)
+		default:
+			s.faults = append(s.faults, ReasonBackend+"/"+strconv.Itoa(st))
+		}
+	}
+}
+
+// FailWith answers the next API requests with Drive's error for each reason, in order
+// (ReasonDomainPolicy, ReasonDailyLimit, …).
+func (s *Server) FailWith(reasons ...string) {
+	for _, r := range reasons {
+		if _, ok := driveErrors[r]; !ok {
+			panic("gdrivetest: no recorded answer for reason " + r)
+		}
+	}
+	s.mu.Lock()
+	s.faults = append(s.faults, reasons...)
 	s.mu.Unlock()
 }
 

@@ -19,18 +19,6 @@ import (
 
 func md5hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
 
-// apiError writes Drive's error shape.
-func apiError(w http.ResponseWriter, code int, reason, msg string) {
-	domain := "global"
-	if strings.Contains(reason, "RateLimit") || strings.Contains(reason, "rateLimit") {
-		domain = "usageLimits"
-	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": code, "message": msg,
-		"errors": []map[string]string{{"domain": domain, "reason": reason, "message": msg}}}})
-}
-
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	json.NewEncoder(w).Encode(v)
@@ -44,27 +32,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.Requests++
-	if strings.HasPrefix(r.URL.Path, "/drive/v3/files/") {
+	if id, ok := strings.CutPrefix(r.URL.Path, "/drive/v3/files/"); ok && (s.files[id] == nil || s.files[id].MimeType != FolderMime) {
 		s.PerFile++
 	}
 	user, ok := s.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
-	var fault int
+	var fault string
 	if ok && len(s.faults) > 0 {
 		fault, s.faults = s.faults[0], s.faults[1:]
 	}
 	s.mu.Unlock()
-	switch {
-	case !ok:
-		apiError(w, http.StatusUnauthorized, "authError", "Request had invalid authentication credentials.")
+	switch backend, status, isBackend := strings.Cut(fault, "/"); {
+	case !ok: // "Resolve errors", authError
+		writeError(w, "authError", driveError{status: http.StatusUnauthorized, domain: "global", message: "Invalid Credentials",
+			location: "Authorization", locationType: "header"})
 		return
-	case fault == http.StatusForbidden:
-		apiError(w, fault, "userRateLimitExceeded", "User rate limit exceeded.")
+	case isBackend:
+		e := driveErrors[backend]
+		e.status, _ = strconv.Atoi(status)
+		writeError(w, backend, e)
 		return
-	case fault == http.StatusTooManyRequests:
-		apiError(w, fault, "rateLimitExceeded", "Rate limit exceeded.")
-		return
-	case fault != 0:
-		apiError(w, fault, "backendError", "Backend Error")
+	case fault != "":
+		refuse(w, fault)
 		return
 	}
 	q := r.URL.Query()
@@ -84,7 +72,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/files/"):
 		s.get(w, q, strings.TrimPrefix(path, "/files/"))
 	default:
-		apiError(w, http.StatusNotFound, "notFound", "Not Found: "+r.URL.Path)
+		writeError(w, "notFound", driveError{status: http.StatusNotFound, domain: "global", message: "Not Found: " + r.URL.Path})
 	}
 }
 
@@ -118,114 +106,30 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3599})
 }
 
-// trim keeps only what Drive returns without a fields parameter.
-func trim(f *drive.File, q map[string][]string) *drive.File {
-	if len(q["fields"]) > 0 {
-		return f
-	}
-	return &drive.File{Kind: f.Kind, Id: f.Id, Name: f.Name, MimeType: f.MimeType}
-}
-
-func (s *Server) list(w http.ResponseWriter, q map[string][]string, user string) {
-	expr, err := parseQuery(first(q, "q"))
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "invalid", "Invalid Value: "+err.Error())
-		return
-	}
-	driveID := first(q, "driveId")
-	if driveID != "" && (first(q, "supportsAllDrives") != "true" || first(q, "includeItemsFromAllDrives") != "true") {
-		apiError(w, http.StatusNotFound, "notFound", "Shared drive not found: "+driveID)
-		return
-	}
-	size, _ := strconv.Atoi(first(q, "pageSize"))
-	if size <= 0 || size > 1000 {
-		size = 100
-	}
-	offset := 0
-	if tok := first(q, "pageToken"); tok != "" {
-		b, err := base64.RawURLEncoding.DecodeString(tok)
-		if err != nil || !strings.HasPrefix(string(b), "o=") {
-			apiError(w, http.StatusBadRequest, "invalid", "Invalid Value: pageToken")
-			return
-		}
-		offset, _ = strconv.Atoi(strings.TrimPrefix(string(b), "o="))
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var match []*drive.File
-	for _, id := range s.order {
-		f := s.files[id]
-		if f == nil || f.DriveID != driveID || !expr(f, user) {
-			continue
-		}
-		match = append(match, trim(apiFile(f), q))
-	}
-	out := drive.FileList{Kind: "drive#fileList", IncompleteSearch: false, Files: []*drive.File{}}
-	if offset < len(match) {
-		end := min(offset+size, len(match))
-		out.Files = match[offset:end]
-		if end < len(match) {
-			out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte("o=" + strconv.Itoa(end)))
-		}
-	}
-	writeJSON(w, out)
-}
-
-func (s *Server) changeList(w http.ResponseWriter, q map[string][]string) {
-	from, err := strconv.Atoi(first(q, "pageToken"))
-	if err != nil || from < 1 {
-		apiError(w, http.StatusBadRequest, "invalid", "Invalid Value: pageToken")
-		return
-	}
-	size, _ := strconv.Atoi(first(q, "pageSize"))
-	if size <= 0 || size > 1000 {
-		size = 100
-	}
-	driveID := first(q, "driveId")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := drive.ChangeList{Kind: "drive#changeList", Changes: []*drive.Change{}}
-	i := from - 1
-	for ; i < len(s.changes) && len(out.Changes) < size; i++ {
-		c := s.changes[i]
-		if c.driveID != driveID {
-			continue
-		}
-		ch := &drive.Change{Kind: "drive#change", ChangeType: "file", FileId: c.fileID, Removed: c.removed}
-		if f := s.files[c.fileID]; f != nil && !c.removed {
-			ch.File = trim(apiFile(f), map[string][]string{"fields": {"*"}})
-		} else {
-			ch.Removed = true
-		}
-		out.Changes = append(out.Changes, ch)
-	}
-	if i < len(s.changes) {
-		out.NextPageToken = strconv.Itoa(i + 1)
-	} else {
-		out.NewStartPageToken = strconv.Itoa(len(s.changes) + 1)
-	}
-	writeJSON(w, out)
-}
-
+// get answers files.get, of the metadata or (alt=media) the content. An item in a shared drive
+// is not found unless supportsAllDrives=true is sent (see notFound).
 func (s *Server) get(w http.ResponseWriter, q map[string][]string, id string) {
 	s.mu.Lock()
 	f := s.files[id]
 	var content []byte
 	var meta *drive.File
-	abusive := false
+	var abusive bool
+	var refusal string
 	if f != nil {
-		content, meta, abusive = f.Content, apiFile(f), f.Abusive
+		content, meta, abusive, refusal = f.Content, apiFile(f), f.Abusive, f.Refusal
 	}
 	s.mu.Unlock()
 	switch {
-	case f == nil:
-		apiError(w, http.StatusNotFound, "notFound", "File not found: "+id+".")
+	case f == nil, meta.DriveId != "" && first(q, "supportsAllDrives") != "true":
+		writeError(w, "notFound", notFound(id))
 	case first(q, "alt") != "media":
 		writeJSON(w, trim(meta, q))
-	case meta.MimeType == FolderMime:
-		apiError(w, http.StatusForbidden, "fileNotDownloadable", "Only files with binary content can be downloaded.")
+	case meta.MimeType == FolderMime || strings.HasPrefix(meta.MimeType, "application/vnd.google-apps."):
+		refuse(w, "fileNotDownloadable")
 	case abusive && first(q, "acknowledgeAbuse") != "true":
-		apiError(w, http.StatusForbidden, "cannotDownloadAbusiveFile", "This file has been identified as malware or spam and cannot be downloaded.")
+		refuse(w, ReasonAbusive)
+	case refusal != "":
+		refuse(w, refusal)
 	default:
 		w.Header().Set("Content-Type", meta.MimeType)
 		w.Header().Set("Content-Length", strconv.Itoa(len(content)))
@@ -233,17 +137,22 @@ func (s *Server) get(w http.ResponseWriter, q map[string][]string, id string) {
 	}
 }
 
-// sharedDrive answers drives.get for a drive that holds files.
+// sharedDrive answers drives.get for a drive named (NameDrive) or holding items.
 func (s *Server) sharedDrive(w http.ResponseWriter, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	name, ok := s.drives[id]
 	for _, f := range s.files {
-		if f.DriveID == id {
-			writeJSON(w, drive.Drive{Kind: "drive#drive", Id: id, Name: "Shared " + id})
-			return
+		if !ok && f.DriveID == id {
+			name, ok = "Shared "+id, true
 		}
 	}
-	apiError(w, http.StatusNotFound, "notFound", "Shared drive not found: "+id)
+	if !ok {
+		writeError(w, "notFound", driveError{status: http.StatusNotFound, domain: "global", message: "Shared drive not found: " + id,
+			location: "driveId", locationType: "parameter"})
+		return
+	}
+	writeJSON(w, drive.Drive{Kind: "drive#drive", Id: id, Name: name})
 }
 
 func first(q map[string][]string, k string) string {
