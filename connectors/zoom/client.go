@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/go-resty/resty/v2"
 	"golang.org/x/time/rate"
 
+	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/internal/httpenv"
 	"github.com/transcript-bridge/bridge/internal/retry"
 )
@@ -41,6 +43,8 @@ type client struct {
 	// files downloads recordings: no overall timeout (a large file takes long), only a bound on
 	// the wait for the answer's headers.
 	files *http.Client
+	// hosts are where Zoom's credentials may go (zoomHosts).
+	hosts *connectors.HostRule
 }
 
 // category is Zoom's rate-limit class of an endpoint.
@@ -67,9 +71,26 @@ func newClient(c Config) *client {
 	// Every call honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY.
 	tr := httpenv.Transport()
 	tr.ResponseHeaderTimeout = time.Minute
-	return &client{cfg: c, http: resty.NewWithClient(&http.Client{Transport: httpenv.Transport()}).SetTimeout(60 * time.Second),
+	zoom := zoomHosts(c)
+	api := &http.Client{Transport: httpenv.Transport(), CheckRedirect: connectors.KeepCredentials(zoom)}
+	return &client{cfg: c, http: resty.NewWithClient(api).SetTimeout(60 * time.Second),
 		tokens: newTokens(c, &http.Client{Transport: httpenv.Transport(), Timeout: 60 * time.Second}), limits: l,
-		files: &http.Client{Transport: tr}}
+		files: &http.Client{Transport: tr, CheckRedirect: connectors.KeepCredentials(zoom)}, hosts: zoom}
+}
+
+// zoomHosts are the hosts Zoom's credentials (the OAuth token, a webhook's download token) may
+// be sent to: Zoom's own domains (zoom.us, zoomgov.com for Zoom for Government, and their
+// subdomains, where recordings are served), the host of the configured api_url, and, when that
+// host is a name, the names under it.
+func zoomHosts(c Config) *connectors.HostRule {
+	r := &connectors.HostRule{Domains: []string{"zoom.us", "zoomgov.com"}}
+	if u, err := url.Parse(c.APIURL); err == nil && u.Host != "" {
+		r.Hosts = append(r.Hosts, u.Host)
+		if _, err := netip.ParseAddr(u.Hostname()); err != nil {
+			r.Domains = append(r.Domains, u.Hostname())
+		}
+	}
+	return r
 }
 
 const maxAttempts = 6

@@ -33,6 +33,15 @@ func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadClose
 	if link == "" {
 		return nil, fmt.Errorf("zoom %s: no download_url", r.ItemID)
 	}
+	// The link comes from a payload (a webhook anyone who knows the secret can sign, a listing):
+	// Zoom's credentials go to Zoom only, and nothing is fetched from elsewhere.
+	if u, err := url.Parse(link); err != nil || (u.Scheme != "https" && u.Scheme != "http") || !s.api.hosts.Allows(u.Host) {
+		host := link
+		if err == nil {
+			host = u.Scheme + "://" + u.Host
+		}
+		return nil, fmt.Errorf("zoom %s: download_url names %s, not a Zoom host (zoom.us, zoomgov.com or api_url's): refused, no credential sent", r.ItemID, host)
+	}
 	if tok, ok := s.downloadToken(r.ItemID); ok {
 		body, err := s.download(ctx, r, link, "", tok)
 		if err == nil {

@@ -14,7 +14,7 @@ import (
 
 // TestCallsGoThroughTheProxy: with HTTP_PROXY set when the source is made, the OAuth token,
 // the API calls and the downloads go through the proxy (the host names used exist only behind
-// it).
+// it; downloads come from a host under api_url's, as Zoom's come from a host under zoom.us).
 func TestCallsGoThroughTheProxy(t *testing.T) {
 	fake := zoomtest.Start(t)
 	fake.AddUser("u1", "sam@acme.test", "active")
@@ -30,7 +30,7 @@ func TestCallsGoThroughTheProxy(t *testing.T) {
 	port := must(url.Parse(fake.URL)).Port()
 	fake.Edit(func() {
 		f := m.File("M4A")
-		f.DownloadURL = strings.Replace(f.DownloadURL, fake.URL, "http://zoom-dl.example.test:"+port, 1)
+		f.DownloadURL = strings.Replace(f.DownloadURL, fake.URL, "http://dl.zoom-api.example.test:"+port, 1)
 	})
 	src, err := zoom.New(zoom.Config{AccountID: zoomtest.AccountID, ClientID: zoomtest.ClientID, ClientSecret: zoomtest.ClientSecret,
 		APIURL: "http://zoom-api.example.test:" + port + "/v2", OAuthURL: "http://zoom-oauth.example.test:" + port + "/oauth/token",
@@ -42,7 +42,7 @@ func TestCallsGoThroughTheProxy(t *testing.T) {
 	if err != nil || !bytes.Equal(b, audio) {
 		t.Fatalf("download = %d bytes, %v; want the recording", len(b), err)
 	}
-	for _, host := range []string{"zoom-oauth.example.test", "zoom-api.example.test", "zoom-dl.example.test"} {
+	for _, host := range []string{"zoom-oauth.example.test", "zoom-api.example.test", "dl.zoom-api.example.test"} {
 		if proxy.Hits(host) == 0 {
 			t.Errorf("no request to %s went through the proxy", host)
 		}

@@ -22,7 +22,7 @@ const hookSecret = "zoom-secret-token"
 
 var day = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 
-func newSource(t *testing.T, fake *zoomtest.Server, c zoom.Config) *zoom.Source {
+func newSource(t testing.TB, fake *zoomtest.Server, c zoom.Config) *zoom.Source {
 	t.Helper()
 	c.AccountID, c.ClientID, c.ClientSecret = zoomtest.AccountID, zoomtest.ClientID, zoomtest.ClientSecret
 	c.APIURL, c.OAuthURL, c.WebhookSecret = fake.URL+"/v2", fake.URL+"/oauth/token", hookSecret

@@ -141,3 +141,37 @@ func TestWebhookRespectsUsers(t *testing.T) {
 		}
 	}
 }
+
+// TestDownloadURLElsewhereIsRefused (issue 30, point 4): a signed recording.completed whose
+// download_url names another host is acknowledged, but its download is refused with the reason
+// before any request: neither the webhook's download token nor the account's OAuth token
+// reaches that host.
+func TestDownloadURLElsewhereIsRefused(t *testing.T) {
+	var reached []string
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached = append(reached, r.Header.Get("Authorization")+" "+r.URL.RawQuery)
+		w.Write(bytes.Repeat([]byte("x"), 4000))
+	}))
+	defer attacker.Close()
+	fake := zoomtest.Start(t)
+	fake.AddUser("u1", "sam@acme.test", "active")
+	m := fake.AddMeeting("u1", "", "Pipeline review", day, map[string][]byte{"M4A": bytes.Repeat([]byte("a"), 4000)})
+	now := day.Add(2 * time.Hour)
+	src := newSource(t, fake, zoom.Config{})
+	var got []connectors.Recording
+	h := src.Handler(func(_ context.Context, recs []connectors.Recording) error { got = append(got, recs...); return nil })
+	for _, link := range []string{attacker.URL + "/rec/download/x", "http://169.254.169.254/latest/meta-data/", "https://zoom.us.attacker.test/rec/download/x", "file:///etc/passwd"} {
+		got = nil
+		event := bytes.ReplaceAll(zoomtest.RecordingCompleted(m, "dl-token-from-the-webhook", now), []byte(m.File("M4A").DownloadURL), []byte(link))
+		if w := post(t, h, event, now, ""); w.Code != 200 || len(got) != 1 {
+			t.Fatalf("recording.completed naming %s = %d with %d recordings, want 200 and one", link, w.Code, len(got))
+		}
+		_, err := read(src, got[0])
+		if err == nil || !strings.Contains(err.Error(), "not a Zoom host") {
+			t.Errorf("download from %s = %v, want refused as not a Zoom host", link, err)
+		}
+	}
+	if len(reached) != 0 {
+		t.Errorf("the other host was reached: %q", reached)
+	}
+}
