@@ -54,6 +54,7 @@ func (p *Pipeline) scan(ctx context.Context, source string, sc *SourceConfig) (i
 		for _, j := range added {
 			p.log().Info("found", p.jobAttrs(&j, "size", j.Size)...)
 		}
+		traceDiscovered(ctx, added)
 		p.discovered(source, added)
 		n += len(added)
 		return nil
@@ -206,6 +207,7 @@ func (p *Pipeline) Intake(ctx context.Context, source string, recs []connectors.
 	for _, j := range added {
 		p.log().Info("pushed", p.jobAttrs(&j, "size", j.Size)...)
 	}
+	traceDiscovered(ctx, added)
 	p.discovered(source, added)
 	return len(added), nil
 }

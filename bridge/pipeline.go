@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge/tracing"
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/mapping"
 )
@@ -126,6 +127,9 @@ func (p *Pipeline) jobAttrs(j *Job, more ...any) []any {
 	attrs := append(make([]any, 0, 8+len(more)), "job_id", j.ID, "source", j.Source, "item_id", j.ItemID)
 	if j.TranscriptionID != "" {
 		attrs = append(attrs, "transcription_id", j.TranscriptionID)
+	}
+	if tracing.Enabled() {
+		attrs = append(attrs, "trace_id", tracing.TraceID(j.ID))
 	}
 	return append(attrs, more...)
 }

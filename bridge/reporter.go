@@ -17,29 +17,37 @@ func (p *Pipeline) SettleReports(ctx context.Context) error {
 		return err
 	}
 	for i := range jobs {
-		j := &jobs[i]
-		t, err := p.API.Get(ctx, j.TranscriptionID)
-		if errors.Is(err, api.ErrNotFound) {
-			if err := p.deletedUpstream(ctx, j); err != nil && !errors.Is(err, ErrConflict) {
-				return err
-			}
-			continue
+		if err := p.settleReports(ctx, &jobs[i]); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("get %s: %w", j.TranscriptionID, err)
+	}
+	return nil
+}
+
+// settleReports asks for what job j's reports still need, or completes it: a stage of the
+// recording's trace.
+func (p *Pipeline) settleReports(ctx context.Context, j *Job) (err error) {
+	ctx, span := startStage(ctx, j, "recording.reports")
+	defer func() { endStage(span, j, err) }()
+	t, err := p.API.Get(ctx, j.TranscriptionID)
+	if errors.Is(err, api.ErrNotFound) {
+		if err := p.deletedUpstream(ctx, j); err != nil && !errors.Is(err, ErrConflict) {
+			return err
 		}
-		if missing := p.missingReports(j, t); len(missing) > 0 {
-			if _, err := p.API.RequestReports(ctx, t.ID, missing...); err != nil {
-				if err := p.reportRequestFailed(ctx, j, t, err); err != nil {
-					return err
-				}
-			}
-			continue
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get %s: %w", j.TranscriptionID, err)
+	}
+	if missing := p.missingReports(j, t); len(missing) > 0 {
+		if _, err := p.API.RequestReports(ctx, t.ID, missing...); err != nil {
+			return p.reportRequestFailed(ctx, j, t, err)
 		}
-		if p.reportsDone(j, t) {
-			if err := p.complete(ctx, j, t); err != nil && !errors.Is(err, ErrConflict) {
-				return err
-			}
+		return nil
+	}
+	if p.reportsDone(j, t) {
+		if err := p.complete(ctx, j, t); err != nil && !errors.Is(err, ErrConflict) {
+			return err
 		}
 	}
 	return nil

@@ -66,15 +66,26 @@ func (p *Pipeline) Track(ctx context.Context) error {
 				return err
 			}
 		case st == api.StatusCompleted || st == api.StatusFailed || st == api.StatusInsufficientBalance:
-			t, err := p.API.Get(ctx, id)
-			if err != nil {
-				return fmt.Errorf("get %s: %w", id, err)
-			}
-			p.noticed(t)
-			if err := p.settle(ctx, j, t); err != nil && !errors.Is(err, ErrConflict) {
+			if err := p.learn(ctx, j, id); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// learn reads transcription id, which a list showed final, and settles job j by it: a stage of
+// the recording's trace.
+func (p *Pipeline) learn(ctx context.Context, j *Job, id string) (err error) {
+	ctx, span := startStage(ctx, j, "recording.track")
+	defer func() { endStage(span, j, err) }()
+	t, err := p.API.Get(ctx, id)
+	if err != nil {
+		return fmt.Errorf("get %s: %w", id, err)
+	}
+	p.noticed(t)
+	if err := p.settle(ctx, j, t); err != nil && !errors.Is(err, ErrConflict) {
+		return err
 	}
 	return nil
 }

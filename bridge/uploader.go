@@ -117,7 +117,10 @@ func (p *Pipeline) StartUploads(ctx context.Context, wg *sync.WaitGroup) error {
 		go func(j Job) {
 			defer wg.Done()
 			defer release(j.ID)
-			if err := p.uploadJob(ctx, &j); err != nil && ctx.Err() == nil {
+			sctx, span := startStage(ctx, &j, "recording.upload")
+			err := p.uploadJob(sctx, &j)
+			endStage(span, &j, err)
+			if err != nil && ctx.Err() == nil {
 				p.log().Error("upload", p.jobAttrs(&j, "err", err)...)
 			}
 		}(*j)

@@ -13,6 +13,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/tracing"
 )
 
 // Subscriber is the bus the relay reads: a Watermill subscriber that can also say how many
@@ -57,6 +58,9 @@ func (r *Relay) handle(msg *message.Message) error {
 	}
 	if ref.TranscriptionID != "" {
 		attrs = append(attrs, "transcription_id", ref.TranscriptionID)
+	}
+	if ref.JobID != "" && tracing.Enabled() {
+		attrs = append(attrs, "trace_id", tracing.TraceID(ref.JobID))
 	}
 	r.Log.Log(msg.Context(), level, "event", append(attrs, "endpoints", len(targets), "correlation_id", middleware.MessageCorrelationID(msg))...)
 	if err := r.fanOut(msg.Context(), ref, targets); err != nil {

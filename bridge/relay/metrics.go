@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/tracing"
 )
 
 // Metrics hears what the relay does, for the bridge's /metrics (cmd wires a Prometheus
@@ -61,6 +62,9 @@ func deliveryAttrs(d *bridge.Delivery, more ...any) []any {
 	attrs := append(make([]any, 0, 12+len(more)), "endpoint", d.Endpoint, "delivery_id", d.ID, "webhook_id", d.WebhookID, "job_id", d.JobID)
 	if d.TranscriptionID != "" {
 		attrs = append(attrs, "transcription_id", d.TranscriptionID)
+	}
+	if d.JobID != "" && tracing.Enabled() {
+		attrs = append(attrs, "trace_id", tracing.TraceID(d.JobID))
 	}
 	return append(attrs, more...)
 }

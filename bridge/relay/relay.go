@@ -191,11 +191,13 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 		sendCtx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	sendCtx, span := startAttempt(sendCtx, d)
 	data, err := r.payload(sendCtx, ep, d)
 	var res Result
 	if err == nil {
 		res, err = Send(sendCtx, r.clients[ep.Name], ep, Message{ID: d.WebhookID, Type: d.Type, Time: d.EventAt, Data: data}, now)
 	}
+	endAttempt(span, res, err)
 	if ctx.Err() != nil && res.Status == 0 && !res.Skipped {
 		return bridge.RecordItem{}, false // stopped before an answer: nothing to record
 	}

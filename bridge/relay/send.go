@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
+	"github.com/transcript-bridge/bridge/bridge/tracing"
 )
 
 // Message is one event to send: its webhook-id stays the same on every attempt.
@@ -66,6 +67,7 @@ func Send(ctx context.Context, client *http.Client, e *Endpoint, m Message, now 
 		return Result{}, fmt.Errorf("webhook %s: %w", e.Name, err)
 	}
 	webhook.SetHeaders(req.Header, m.ID, now, body, e.Secrets...)
+	tracing.Inject(ctx, req.Header) // traceparent, when the attempt is traced
 	start := time.Now()
 	resp, err := client.Do(req)
 	res := Result{Latency: time.Since(start)}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/tracing"
 	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
 	_ "github.com/transcript-bridge/bridge/connectors/s3"       // registers the s3 source
@@ -108,6 +109,17 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	stopTracing, traced, err := tracing.Setup(ctx, os.Getenv)
+	if err != nil {
+		return usageError("tracing: %v", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("tracing: spans not all sent at exit", "err", err)
+		}
+	}()
 	store, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
@@ -134,7 +146,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err := checkScopes(ctx, client, b.needReports, b.needMembers, once, log); err != nil {
 		return err
 	}
-	log.Info("bridge running", "instance", p.Instance, "replica", p.Replica, "sources", len(p.Sources), "store", describeStore(cfg), "bus", cfg.Bus.Driver, "once", once, "gomaxprocs", runtime.GOMAXPROCS(0))
+	log.Info("bridge running", "instance", p.Instance, "replica", p.Replica, "sources", len(p.Sources), "store", describeStore(cfg), "bus", cfg.Bus.Driver, "once", once, "gomaxprocs", runtime.GOMAXPROCS(0), "tracing", traced)
 	rl, drainBus, stopRelay, err := startRelay(ctx, cfg, store, endpoints, client, once, tel.metrics, log)
 	if err != nil {
 		return err
