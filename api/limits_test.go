@@ -69,9 +69,14 @@ func TestRedact(t *testing.T) {
 		{"nothing secret", "nothing secret"},
 		{"AUTHORIZATION: BEARER abc.def", "AUTHORIZATION: BEARER [redacted]"},
 		{`{"Client_Secret": "s3"}`, `{"Client_Secret":"[redacted]"}`},
-		{"x?ACCESS_TOKEN=abc", "x?[redacted]"},
+		{"x?ACCESS_TOKEN=abc", "x?ACCESS_TOKEN=[redacted]"},
+		// Pre-authenticated and signed URLs (Graph's content location, S3, Azure, GCS).
+		{`Get "https://acme.sharepoint.com/_api/v2.0/x/content?tempauth=v1.eyJhdWQiOiJ4In0.c2ln&ApiVersion=2.0": EOF`,
+			`Get "https://acme.sharepoint.com/_api/v2.0/x/content?tempauth=[redacted]&ApiVersion=2.0": EOF`},
+		{"https://b.s3.amazonaws.com/k?X-Amz-Credential=AK%2F1&X-Amz-Signature=abc123&X-Amz-Security-Token=FQo", "https://b.s3.amazonaws.com/k?X-Amz-Credential=AK%2F1&X-Amz-Signature=[redacted]&X-Amz-Security-Token=[redacted]"},
+		{"https://a.blob.core.windows.net/c/b?sv=2024&sig=Zm9v%3D", "https://a.blob.core.windows.net/c/b?sv=2024&sig=[redacted]"},
 		{`{"client_ſecret":"x"}`, `{"client_ſecret":"[redacted]"}`}, // Unicode folds ſ to s
-		{"x?acceſs_token=abc", "x?[redacted]"},
+		{"x?acceſs_token=abc", "x?acceſs_token=[redacted]"},
 	}
 	for _, tc := range tests {
 		if got := Redact(tc.in); got != tc.want {

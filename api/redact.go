@@ -9,12 +9,17 @@ import (
 // secretFields are the JSON fields whose values are secrets.
 var secretFields = []string{"access_token", "download_token", "refresh_token", "client_secret", "private_key"}
 
-var secretRe = regexp.MustCompile(`(mk_live_|mk_test_|whsec_)[A-Za-z0-9_+/=-]+|(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+|(access_token=)[^&\s]+|"(` +
+var secretRe = regexp.MustCompile(`(mk_live_|mk_test_|whsec_)[A-Za-z0-9_+/=-]+|(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+|"(` +
 	strings.Join(secretFields, "|") + `)"\s*:\s*"[^"]*"|\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
 
-// secretMarkers are what every match of secretRe holds, in lower case (the expression matches
-// all but the keys without regard to case).
-var secretMarkers = append([]string{"mk_live_", "mk_test_", "whsec_", "bearer", "access_token=", "eyj"}, secretFields...)
+// paramRe matches the query parameters of signed and pre-authenticated URLs that carry a secret:
+// Zoom's access_token, SharePoint's tempauth (Graph's recording content), S3's and Google
+// Cloud Storage's signatures and session tokens, Azure's SAS sig, and any token.
+var paramRe = regexp.MustCompile(`(?i)\b((?:access_token|tempauth|sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|x-goog-credential|token)=)[^&\s"'<>]+`)
+
+// secretMarkers are what every match of secretRe or paramRe holds, in lower case (the
+// expressions match all but the keys without regard to case).
+var secretMarkers = append([]string{"mk_live_", "mk_test_", "whsec_", "bearer", "eyj", "token=", "tempauth=", "sig=", "signature="}, secretFields...)
 
 // mayHoldSecret reports whether s holds one of secretMarkers: a text without any (most event
 // texts) is left as it is without running secretRe over it, which costs tens of µs a KB. The
@@ -40,8 +45,9 @@ func SecretField(name string) bool {
 }
 
 // Redact replaces API keys, webhook secrets, bearer tokens, download tokens, JSON Web Tokens
-// (Zoom's download and access tokens are JWTs) and token or key fields of JSON bodies in s with
-// "[redacted]" markers, for logs and error messages.
+// (Zoom's download and access tokens are JWTs), the secret parameters of signed URLs (tempauth,
+// signatures, tokens) and token or key fields of JSON bodies in s with "[redacted]" markers, for
+// logs and error messages.
 func Redact(s string) string {
 	if !mayHoldSecret(s) {
 		return s
@@ -51,8 +57,9 @@ func Redact(s string) string {
 
 // redact is Redact without the look for markers first.
 func redact(s string) string {
+	s = paramRe.ReplaceAllString(s, "${1}[redacted]")
 	return secretRe.ReplaceAllStringFunc(s, func(m string) string {
-		for _, p := range []string{"mk_live_", "mk_test_", "whsec_", "access_token="} {
+		for _, p := range []string{"mk_live_", "mk_test_", "whsec_"} {
 			if strings.HasPrefix(m, p) {
 				return p + "[redacted]"
 			}

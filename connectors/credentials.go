@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -60,4 +61,22 @@ func KeepCredentials(rule *HostRule) func(req *http.Request, via []*http.Request
 		}
 		return nil
 	}
+}
+
+// WithoutQuery returns err with the URL of a *url.Error in its chain cut to scheme, host and
+// path: the query of a download link or of the pre-authenticated location it redirected to
+// (access_token, tempauth, signatures) never reaches a log line or a job's reason. Other errors
+// are returned as they are; errors.Is and errors.As still see through the result.
+func WithoutQuery(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	u, perr := url.Parse(ue.URL)
+	if perr != nil || u.RawQuery == "" && u.Fragment == "" && u.User == nil {
+		return err
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	ue.URL = u.String() + "?…"
+	return err
 }

@@ -175,7 +175,8 @@ type Checker interface {
 }
 
 // Backfiller is implemented by sources that can walk their history from a date (bridge sources
-// backfill); progress reports windows done out of total.
+// backfill); progress reports windows done out of total. A walk stopped part way (a daily
+// limit) returns what it found with the error saying where to start again: both are kept.
 type Backfiller interface {
 	Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]Recording, error)
 }

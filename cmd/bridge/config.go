@@ -94,9 +94,14 @@ type Config struct {
 		// webhooks start it; the container image sets 0.0.0.0:8080).
 		Addr string `koanf:"addr"`
 		// AdminTokenFile holds the admin token of the status page at / (a secret, at least 16
-		// characters): signing in compares it. Without one the page is served only when addr is
-		// a loopback address, and says so; on any other address it is not served at all.
+		// characters): signing in compares it. Without one the bridge makes one (see
+		// admin_without_token).
 		AdminTokenFile string `koanf:"admin_token_file"`
+		// AdminWithoutToken serves the status page without a sign-in, on a loopback addr only,
+		// to local requests only (not through a proxy), and never while a source receives
+		// webhooks from outside. Without it and without admin_token_file, the bridge makes a
+		// token and keeps it in admin.token next to its SQLite store (./data otherwise).
+		AdminWithoutToken bool `koanf:"admin_without_token"`
 		// TrustedProxies are the reverse proxies in front of the server, as addresses or CIDR
 		// ranges (10.0.0.0/8, 127.0.0.1). Only for a request from one of them does the status
 		// page read X-Forwarded-For (the client's address, for sign-in limits and the audit log)

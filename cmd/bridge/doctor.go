@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -229,9 +231,24 @@ func doctorStore(ctx context.Context, cfg *Config, r *doctorReport) (current boo
 			"run bridge migrate before starting the replicas of this version (bridge run also migrates on start)")
 	default:
 		r.ok("store", fmt.Sprintf("%s: schema version %d, current", what, db))
+		doctorStoreMode(cfg, r)
 		return true
 	}
 	return false
+}
+
+// doctorStoreMode warns when a SQLite store's file or folder may be read by other users: names,
+// e-mail addresses and transcripts live there (new stores are made 0700 and 0600).
+func doctorStoreMode(cfg *Config, r *doctorReport) {
+	if cfg.Store.Driver != "sqlite" {
+		return
+	}
+	for _, p := range []string{filepath.Dir(cfg.Store.DSN), cfg.Store.DSN} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			r.warn("store", fmt.Sprintf("%s is %v: other users of the machine may read it", p, fi.Mode().Perm()),
+				fmt.Sprintf("chmod go-rwx %s (and its -wal and -shm files)", p))
+		}
+	}
 }
 
 // doctorBus checks the event bus: NATS answers with JetStream and the stream exists (creating

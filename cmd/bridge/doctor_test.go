@@ -207,3 +207,27 @@ func TestDoctorPostgres(t *testing.T) {
 		t.Errorf("the report shows the password: %s", b)
 	}
 }
+
+// TestDoctorWarnsOfAReadableStore: a store made before its files were private (0644 in a 0755
+// folder) is a warning naming the path and the chmod.
+func TestDoctorWarnsOfAReadableStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	os.MkdirAll(dir, 0o755)
+	os.Chmod(dir, 0o755)
+	db := filepath.Join(dir, "bridge.db")
+	os.WriteFile(db, nil, 0o644)
+	os.Chmod(db, 0o644)
+	cfg := &Config{}
+	cfg.Store.Driver, cfg.Store.DSN = "sqlite", db
+	r := &doctorReport{}
+	doctorStoreMode(cfg, r)
+	if len(r.Items) != 2 || r.Items[1].Status != checkWarn || !strings.Contains(r.Items[1].Detail, db) || !strings.Contains(r.Items[1].Fix, "chmod go-rwx") {
+		t.Errorf("doctorStoreMode = %+v, want a warning for the folder and one for the file, each with its chmod", r.Items)
+	}
+	os.Chmod(dir, 0o700)
+	os.Chmod(db, 0o600)
+	r = &doctorReport{}
+	if doctorStoreMode(cfg, r); len(r.Items) != 0 {
+		t.Errorf("doctorStoreMode on a private store = %+v, want nothing", r.Items)
+	}
+}

@@ -163,34 +163,43 @@ func mountOps(srv *server.Server, d *serveDeps) error {
 	return nil
 }
 
-// mountStatus adds the status page at / (bridge/server/status) when it may be served: with the
-// admin token of server.admin_token_file, or without one when the server listens on loopback
-// only (the page then says so) and nothing makes it reachable from outside (exposedBy); on
-// another address without a token it is left out, and on loopback with a source receiving
-// webhooks it answers 403 saying why; the log says why either way. It fails when the token file cannot be read or is too short.
+// mountStatus adds the status page at / (bridge/server/status), behind a sign-in with the admin
+// token: server.admin_token_file's, or one the bridge makes and keeps (adminToken) and whose file
+// the log names. Only server.admin_without_token serves it without one, on a loopback address
+// (else it is left out), to local requests only, and never while a source receives webhooks
+// from outside (exposedBy: every path answers 403 saying why). It fails when the token file
+// cannot be read or is too short.
 func mountStatus(srv *server.Server, d *serveDeps) error {
-	var token string
-	if f := d.cfg.Server.AdminTokenFile; f != "" {
-		t, err := status.ReadToken(f)
-		if err != nil {
-			return usageError("server.admin_token_file: %v", err)
-		}
-		token = t
-	}
 	loopback := status.Loopback(srv.Addr)
-	if token == "" && !loopback {
-		d.log.Warn("status page not served: server.addr is not a loopback address and server.admin_token_file is not set", "addr", srv.Addr)
-		return nil
-	}
-	if token == "" {
+	var token string
+	switch {
+	case d.cfg.Server.AdminWithoutToken && d.cfg.Server.AdminTokenFile == "":
+		if !loopback {
+			d.log.Warn("status page not served: server.admin_without_token serves it on a loopback address only, and server.addr is not one", "addr", srv.Addr)
+			return nil
+		}
 		if why := exposedBy(d.cfg); why != "" {
-			msg := "status page not served: server.admin_token_file is not set and " + why +
+			msg := "status page not served: server.admin_without_token is set and " + why +
 				", so the server is reachable from outside (through a proxy or a tunnel) and a page without a token would be public"
 			d.log.Warn(msg)
 			srv.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				http.Error(w, msg+". Set server.admin_token_file (see the README's proxy section).", http.StatusForbidden)
+				http.Error(w, msg+". Remove server.admin_without_token (the page then asks for the admin token).", http.StatusForbidden)
 			}))
 			return nil
+		}
+	default:
+		t, path, made, err := adminToken(d.cfg)
+		if err != nil {
+			var ue *exitError
+			if errors.As(err, &ue) {
+				return err
+			}
+			d.log.Warn("status page not served: no admin token", "error", err)
+			return nil
+		}
+		token = t
+		if made {
+			d.log.Info("status page: made an admin token; sign in with the token in its file", "file", path)
 		}
 	}
 	trusted, err := d.cfg.trustedProxies()

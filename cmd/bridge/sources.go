@@ -166,16 +166,20 @@ func newSourcesBackfillCmd(cf *configFlags) *cobra.Command {
 				l.SetLogger(newLogger(cmd.ErrOrStderr()))
 			}
 			progress := progressBar(cmd.OutOrStdout(), args[0])
-			recs, err := bf.Backfill(cmd.Context(), since, progress)
-			if err != nil {
-				return fmt.Errorf("backfill %s: %w", args[0], err)
+			recs, walkErr := bf.Backfill(cmd.Context(), since, progress)
+			if walkErr != nil && len(recs) == 0 {
+				return fmt.Errorf("backfill %s: %w", args[0], walkErr)
 			}
+			// What a walk stopped part way found is kept all the same.
 			p := &bridge.Pipeline{Store: store}
 			n, err := p.Intake(cmd.Context(), args[0], recs)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d recording(s) since %s, %d new; bridge run uploads them\n", args[0], len(recs), from, n)
+			if walkErr != nil {
+				return fmt.Errorf("backfill %s: stopped part way (what it found is kept): %w", args[0], walkErr)
+			}
 			return nil
 		},
 	}

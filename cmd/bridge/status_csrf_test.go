@@ -16,21 +16,68 @@ import (
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
 
-// TestMountStatus: without a token the page is not mounted on an address that is not loopback,
-// and the log says why; a token file too short refuses to start, naming the key.
+// TestMountStatus: without server.admin_token_file the bridge makes an admin token next to its
+// store (0600) and the page asks for it, on any address; the log names the file, never the
+// token; the next start keeps it. server.admin_without_token is refused off loopback. A token
+// file too short refuses to start, naming the key.
 func TestMountStatus(t *testing.T) {
 	var logb bytes.Buffer
+	dir := t.TempDir()
 	d := &serveDeps{cfg: &Config{}, log: newLogger(&logb)}
-	if err := mountStatus(server.New("0.0.0.0:8080", d.log), d); err != nil {
-		t.Fatalf("mountStatus on 0.0.0.0 without a token = %v, want nil (not mounted)", err)
+	d.cfg.Store.Driver, d.cfg.Store.DSN = "sqlite", filepath.Join(dir, "data", "bridge.db")
+	srv := server.New("0.0.0.0:0", d.log)
+	if err := mountStatus(srv, d); err != nil {
+		t.Fatalf("mountStatus without a token = %v", err)
 	}
-	if !strings.Contains(logb.String(), "status page not served") || !strings.Contains(logb.String(), "admin_token_file is not set") {
+	path := filepath.Join(dir, "data", "admin.token")
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("admin token file %s: %v, mode %v; want one made, 0600", path, err, fi.Mode().Perm())
+	}
+	b, _ := os.ReadFile(path)
+	token := strings.TrimSpace(string(b))
+	if len(token) < 32 || !strings.Contains(logb.String(), path) || strings.Contains(logb.String(), token) {
+		t.Errorf("token %d characters; log:\n%s\nwant a long token, its file named, the token itself never logged", len(token), logb.String())
+	}
+	at, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Serve(ctx)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// nginx's default proxy_pass: from loopback, a loopback Host, no forwarding header.
+	req, _ := http.NewRequest(http.MethodGet, "http://"+at+"/held", nil)
+	req.Host = "127.0.0.1:8080"
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/login" {
+		t.Errorf("GET /held as a plain proxy sends it = %d → %q, want 303 → /login", res.StatusCode, res.Header.Get("Location"))
+	}
+	// The next start keeps the token.
+	if err := mountStatus(server.New("127.0.0.1:0", d.log), d); err != nil {
+		t.Fatal(err)
+	}
+	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
+		t.Errorf("the admin token changed at the next start")
+	}
+
+	logb.Reset()
+	d.cfg.Server.AdminWithoutToken = true
+	if err := mountStatus(server.New("0.0.0.0:8080", d.log), d); err != nil {
+		t.Fatalf("mountStatus on 0.0.0.0 with admin_without_token = %v, want nil (not mounted)", err)
+	}
+	if !strings.Contains(logb.String(), "status page not served") || !strings.Contains(logb.String(), "loopback") {
 		t.Errorf("the log does not say why the page is not served:\n%s", logb.String())
 	}
 	short := filepath.Join(t.TempDir(), "admin.token")
 	os.WriteFile(short, []byte("short\n"), 0o600)
 	d.cfg.Server.AdminTokenFile = short
-	err := mountStatus(server.New("0.0.0.0:8080", d.log), d)
+	err = mountStatus(server.New("0.0.0.0:8080", d.log), d)
 	if err == nil || !strings.Contains(err.Error(), "server.admin_token_file") || !strings.Contains(err.Error(), "at least 16") {
 		t.Errorf("mountStatus with a short token = %v, want an error naming server.admin_token_file", err)
 	}
@@ -82,10 +129,10 @@ func TestStatusPageRefusesPostsWithoutCSRF(t *testing.T) {
 	}
 }
 
-// TestMountStatusRefusesWhenExposed (issue 30, point 1): on loopback without a token, a source
-// that receives webhooks from outside (a Zoom webhook secret, a Teams public_url) means a proxy
-// or tunnel forwards to this server: the page is not served, every path of it answers 403
-// saying why and what to set, and the log says so.
+// TestMountStatusRefusesWhenExposed (issue 30, point 1): with admin_without_token on loopback, a
+// source that receives webhooks from outside (a Zoom webhook secret, a Teams public_url) means a
+// proxy or tunnel forwards to this server: the page is not served, every path of it answers 403
+// saying why and what to change, and the log says so.
 func TestMountStatusRefusesWhenExposed(t *testing.T) {
 	for _, src := range []SourceConfig{
 		{Name: "zoom", Type: "zoom", Options: map[string]any{"webhook_secret_file": "/run/secrets/zoom"}},
@@ -93,6 +140,7 @@ func TestMountStatusRefusesWhenExposed(t *testing.T) {
 	} {
 		var logb bytes.Buffer
 		d := &serveDeps{cfg: &Config{Sources: []SourceConfig{src}}, log: newLogger(&logb)}
+		d.cfg.Server.AdminWithoutToken = true
 		srv := server.New("127.0.0.1:0", d.log)
 		if err := mountStatus(srv, d); err != nil {
 			t.Fatalf("mountStatus(%s) = %v", src.Name, err)

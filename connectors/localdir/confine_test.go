@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/transcript-bridge/bridge/connectors"
 )
@@ -140,4 +142,33 @@ func copyWithTimes(t *testing.T, src, dst string, data []byte) {
 		t.Fatal(err)
 	}
 	os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// TestOpenRefusesAFIFO: a FIFO swapped in for a file found is refused at once, never waited on
+// (an open of a FIFO without a writer blocks, and no context can stop it).
+func TestOpenRefusesAFIFO(t *testing.T) {
+	s, f := newSource(t, nil)
+	f.Put(t, "a.wav", []byte("recording!!"))
+	r := listOne(t, s, f)
+	p := filepath.Join(f.dir, "a.wav")
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		rc, err := s.Open(context.Background(), r)
+		if rc != nil {
+			rc.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("Open of a FIFO = %v, want refused as not a regular file", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Open of a FIFO blocked")
+	}
 }

@@ -48,7 +48,7 @@ func (s *Source) Finish(_ context.Context, r connectors.Recording, outcome conne
 	if err := s.mkdirs(root, path.Dir(to)); err != nil {
 		return fmt.Errorf("finish %s: %w", r.ItemID, err)
 	}
-	if err := move(root, from, filepath.FromSlash(to)); err != nil {
+	if err := move(root, from, filepath.FromSlash(to), info); err != nil {
 		return fmt.Errorf("finish %s: %w", r.ItemID, err)
 	}
 	return nil
@@ -81,11 +81,17 @@ func (s *Source) mkdirs(root *os.Root, dir string) error {
 
 // move moves from to to under root without ever replacing what is at to: a hard link then the
 // removal of from, so a file already there fails the link (fs.ErrExist). Where the folder
-// cannot link (some network and FAT file systems), a rename once to is seen to be free.
-func move(root *os.Root, from, to string) error {
+// cannot link (some network and FAT file systems), a rename once to is seen to be free. What
+// arrives at to must be want, the file checked before: a new file written at from meanwhile
+// (a recording dropped again) is left where it is, unmoved, for its own job.
+func move(root *os.Root, from, to string, want fs.FileInfo) error {
 	err := root.Link(from, to)
 	switch {
 	case err == nil:
+		if got, err := root.Lstat(to); err != nil || !os.SameFile(got, want) {
+			root.Remove(to) // the link is another file's: from keeps it
+			return nil
+		}
 		return root.Remove(from)
 	case errors.Is(err, fs.ErrExist):
 		return fmt.Errorf("%s exists already: not overwritten, the file stays where it is", to)
@@ -93,7 +99,13 @@ func move(root *os.Root, from, to string) error {
 		if _, err := root.Lstat(to); !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s exists already: not overwritten, the file stays where it is", to)
 		}
-		return root.Rename(from, to)
+		if err := root.Rename(from, to); err != nil {
+			return err
+		}
+		if got, err := root.Lstat(to); err == nil && !os.SameFile(got, want) {
+			return root.Rename(to, from) // another file came meanwhile: put it back
+		}
+		return nil
 	}
 	return err
 }

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/transcript-bridge/bridge/connectors"
@@ -203,13 +204,16 @@ func (s *Source) Open(_ context.Context, r connectors.Recording) (io.ReadCloser,
 	if !before.Mode().IsRegular() {
 		return nil, fmt.Errorf("open %s: not a regular file any more (%s): not read", r.ItemID, before.Mode().Type())
 	}
-	f, err := root.Open(name)
+	// Non-blocking: a FIFO swapped in after the Lstat would otherwise block the open for good.
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", r.ItemID, err)
 	}
 	info, err := f.Stat()
 	switch {
 	case err != nil:
+	case !info.Mode().IsRegular():
+		err = fmt.Errorf("not a regular file any more (%s): not read", info.Mode().Type())
 	case !os.SameFile(before, info):
 		err = errors.New("the path was swapped for another file while it was opened")
 	case r.Fields[FieldFileID] != "" && fileID(info) != r.Fields[FieldFileID]:

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/connectors/s3"
@@ -213,5 +217,32 @@ func TestCheckCountsArchivedObjects(t *testing.T) {
 	lines, err = d.source(t, s3.Config{Prefix: "calls/", Restore: true}).Check(context.Background())
 	if all := strings.Join(lines, "\n"); err != nil || strings.Contains(all, "warning") || !strings.Contains(all, "s3:RestoreObject") {
 		t.Errorf("Check with restore = %q, %v; want no warning, s3:RestoreObject named", lines, err)
+	}
+}
+
+// TestRefusedHeadIsNotUnseen: an Intelligent-Tiering object (whose tier only HEAD tells) that a
+// bucket policy lets be listed but not HEADed is handed over from the listing alone, so its job
+// shows what its download answers, instead of being left out of every scan without a word.
+func TestRefusedHeadIsNotUnseen(t *testing.T) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket(bucket); err != nil {
+		t.Fatal(err)
+	}
+	aws := s3test.NewAWS(backend, "us-east-1")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead && strings.HasSuffix(r.URL.Path, "/calls/policy.wav") {
+			w.WriteHeader(http.StatusForbidden) // S3 answers HEAD without a body
+			return
+		}
+		aws.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	d := &deployed{AWS: aws, server: server{backend: backend, url: srv.URL}}
+	d.put(t, "calls/policy.wav", []byte("audio"), nil)
+	d.Transition(bucket, "calls/policy.wav", s3test.IntelligentTiering)
+	src := d.source(t, s3.Config{Prefix: "calls/", Region: "us-east-1"})
+	recs, _, err := src.List(context.Background(), "")
+	if err != nil || len(recs) != 1 || recs[0].ItemID != "calls/policy.wav" {
+		t.Errorf("List with HEAD refused = %+v, %v; want the object handed over", recs, err)
 	}
 }

@@ -119,10 +119,20 @@ func (s *Source) describe(ctx context.Context, client *s3.Client, objs []object)
 		wg.Go(func() {
 			defer func() { <-sem }()
 			head, err := client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.cfg.Bucket), Key: aws.String(o.key)})
-			if err != nil || strings.Trim(aws.ToString(head.ETag), `"`) != o.etag {
-				return // gone, changed, or unreadable right now: the next scan sees it again
+			var nf *types.NotFound
+			switch {
+			case err != nil && (errors.As(err, &nf) || ctx.Err() != nil):
+				return // gone since listed, or stopping: the next scan sees what is there
+			case err != nil:
+				// Refused (a bucket policy) or failing: handed over from the listing alone, so
+				// that the job shows what the object's download answers, never left unseen.
+				s.warn("HEAD of an object failed; taken from the listing alone", o.key, err)
+				out[i] = s.examine(ctx, client, o, nil)
+			case strings.Trim(aws.ToString(head.ETag), `"`) != o.etag:
+				return // changed since listed: the next scan lists its new version
+			default:
+				out[i] = s.examine(ctx, client, o, head)
 			}
-			out[i] = s.examine(ctx, client, o, head)
 		})
 	}
 	wg.Wait()

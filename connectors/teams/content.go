@@ -86,7 +86,8 @@ func (s *Source) content(ctx context.Context, wh where, id string) (io.ReadClose
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := s.api.files.Do(req)
 		if err != nil {
-			err = fmt.Errorf("%s: %w", what, err)
+			// The failure may name the pre-authenticated location: its query is a credential.
+			err = fmt.Errorf("%s: %w", what, connectors.WithoutQuery(err))
 			if ctx.Err() == nil && connectors.NetFailure(err) {
 				err = connectors.Transient(err, 0)
 			}

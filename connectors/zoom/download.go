@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -35,12 +36,8 @@ func (s *Source) Open(ctx context.Context, r connectors.Recording) (io.ReadClose
 	}
 	// The link comes from a payload (a webhook anyone who knows the secret can sign, a listing):
 	// Zoom's credentials go to Zoom only, and nothing is fetched from elsewhere.
-	if u, err := url.Parse(link); err != nil || (u.Scheme != "https" && u.Scheme != "http") || !s.api.hosts.Allows(u.Host) {
-		host := link
-		if err == nil {
-			host = u.Scheme + "://" + u.Host
-		}
-		return nil, fmt.Errorf("zoom %s: download_url names %s, not a Zoom host (zoom.us, zoomgov.com or api_url's): refused, no credential sent", r.ItemID, host)
+	if err := s.linkAllowed(link); err != nil {
+		return nil, fmt.Errorf("zoom %s: %w: refused, no credential sent", r.ItemID, err)
 	}
 	if tok, ok := s.downloadToken(r.ItemID); ok {
 		body, err := s.download(ctx, r, link, "", tok)
@@ -148,15 +145,29 @@ func tokenErr(err error) error {
 	return err
 }
 
-// redactErr keeps access_token values out of an error's URL.
-func redactErr(err error) error {
-	if ue, ok := err.(*url.Error); ok {
-		if u, perr := url.Parse(ue.URL); perr == nil && u.Query().Has("access_token") {
-			q := u.Query()
-			q.Set("access_token", "REDACTED")
-			u.RawQuery = q.Encode()
-			return &url.Error{Op: ue.Op, URL: u.String(), Err: ue.Err}
-		}
+// linkAllowed refuses a download link that is not Zoom's to fetch with Zoom's credentials: a
+// host other than zoom.us, zoomgov.com, their subdomains and api_url's, or a scheme other than
+// https (plain http only to api_url's own host and the names under it when api_url itself is
+// http: a test's server).
+func (s *Source) linkAllowed(link string) error {
+	u, err := url.Parse(link)
+	if err != nil {
+		return fmt.Errorf("download_url is not a URL")
 	}
-	return err
+	if !s.api.hosts.Allows(u.Host) {
+		return fmt.Errorf("download_url names %s://%s, not a Zoom host (zoom.us, zoomgov.com or api_url's)", u.Scheme, u.Host)
+	}
+	api, _ := url.Parse(s.cfg.APIURL)
+	switch {
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && api != nil && api.Scheme == "http" &&
+		(strings.EqualFold(u.Host, api.Host) || strings.HasSuffix(strings.ToLower(u.Hostname()), "."+strings.ToLower(api.Hostname()))):
+		return nil
+	}
+	return fmt.Errorf("download_url %s://%s is not https: Zoom's credentials are never sent in clear", u.Scheme, u.Host)
 }
+
+// redactErr keeps a download link's query (its access_token, the signature of the location it
+// redirected to) out of an error.
+func redactErr(err error) error { return connectors.WithoutQuery(err) }

@@ -104,3 +104,21 @@ func TestDownloadRefusalsAboutTheAccountAreBlocked(t *testing.T) {
 		}
 	}
 }
+
+// TestDailyLimitStopsABackfill: a backfill that meets the daily limit returns what it found
+// and an error naming the day to backfill from after the reset (bridge sources backfill keeps
+// the recordings and exits non-zero).
+func TestDailyLimitStopsABackfill(t *testing.T) {
+	c := &clock{t: day.Add(2 * time.Hour)}
+	fake := zoomtest.Start(t)
+	fake.AddUser("u1", "sam@acme.test", "active")
+	for _, d := range []time.Time{day.AddDate(0, -2, 5), day.AddDate(0, -1, 5)} {
+		fake.AddMeeting("u1", "", d.Format("2006-01-02"), d, map[string][]byte{"M4A": []byte("a")})
+	}
+	src := newSource(t, fake, zoom.Config{Now: c.Now})
+	fake.DailyLimit(1)
+	recs, err := src.Backfill(context.Background(), time.Date(2026, 9, 20, 0, 0, 0, 0, time.UTC), func(int, int) {})
+	if len(recs) != 1 || err == nil || !strings.Contains(err.Error(), "--from 2026-10-18") {
+		t.Errorf("Backfill over the daily limit = %d recording(s), %v; want the first window's and an error naming --from 2026-10-18", len(recs), err)
+	}
+}

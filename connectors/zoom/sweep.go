@@ -158,7 +158,7 @@ func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recordin
 
 // Backfill walks history from the given date in windows of 28 days (connectors.Backfiller).
 // Zoom lists about six months back: from further back it warns, naming the days it cannot
-// list. At Zoom's daily limit it stops and returns what it found, with a warning naming the
+// list. At Zoom's daily limit it stops and returns what it found with an error naming the
 // date to backfill from once the limit has reset.
 func (s *Source) Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]connectors.Recording, error) {
 	now := s.cfg.Now().UTC()
@@ -169,9 +169,8 @@ func (s *Source) Backfill(ctx context.Context, from time.Time, progress func(don
 	recs, resume, err := s.sweep(ctx, from, dayOf(now), progress)
 	var limit *dailyLimitError
 	if errors.As(err, &limit) {
-		s.warn("zoom's daily limit is spent: the backfill stopped; after the reset, backfill again from the day named",
-			"reset", limit.until.Format(time.RFC3339), "from", resume.Format("2006-01-02"), "found", len(recs))
-		return recs, nil
+		return recs, fmt.Errorf("zoom's daily limit is spent: stopped with %d recording(s) found; after %s, backfill again --from %s",
+			len(recs), limit.until.Format(time.RFC3339), resume.Format("2006-01-02"))
 	}
 	return recs, err
 }

@@ -4,11 +4,7 @@
 // the IPv4 address inside an IPv6 one (NAT64, 6to4, IPv4-compatible) checked as itself.
 package netguard
 
-import (
-	"fmt"
-	"net/netip"
-	"syscall"
-)
+import "net/netip"
 
 // blocked are IANA's special-purpose ranges (RFC 6890 and its registries) that are not covered
 // by netip's own predicates and are not globally reachable, or hide where they lead.
@@ -75,41 +71,4 @@ func embedded(a netip.Addr) (netip.Addr, bool) {
 		return netip.AddrFrom4([4]byte(b[12:16])), true
 	}
 	return netip.Addr{}, false
-}
-
-// Error refuses a connection to an address Private reports.
-type Error struct {
-	Addr netip.Addr
-	// Host is the name that resolved to Addr ("" when the address was named or dialled).
-	Host string
-	// Allow names the setting that permits it ("allow_private on the endpoint").
-	Allow string
-}
-
-func (e *Error) Error() string {
-	at := e.Addr.String()
-	if e.Host != "" {
-		at = fmt.Sprintf("%s (%s)", e.Host, e.Addr)
-	}
-	msg := "refused to connect to " + at + ": a loopback, private, link-local or reserved address"
-	if e.Allow != "" {
-		msg += " (set " + e.Allow + " to permit it)"
-	}
-	return msg
-}
-
-// Control is a net.Dialer Control that refuses to connect to a Private address: the address
-// actually dialled, after any resolution, so a name that resolves (or re-resolves) to one is
-// refused too. allow names the setting that permits it, for the error.
-func Control(allow string) func(network, address string, c syscall.RawConn) error {
-	return func(_, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return fmt.Errorf("refused to connect to %q: %w", address, err)
-		}
-		if Private(ap.Addr()) {
-			return &Error{Addr: ap.Addr(), Allow: allow}
-		}
-		return nil
-	}
 }

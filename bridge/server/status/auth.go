@@ -157,25 +157,26 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := clientAddr(r, p.o.TrustedProxies)
-	if wait, first := p.signins.wait(addr); wait > 0 {
+	p.noteUntrustedProxy(r)
+	key := limitKey(addr)
+	if wait, first := p.signins.wait(key); wait > 0 {
 		if first {
-			p.record(r.Context(), bridge.AuditEntry{Who: "sign-in from " + addr, Action: "login refused",
-				Error: fmt.Sprintf("too many refused sign-ins from this address: waiting %s", wait.Round(time.Second))})
+			p.auditRefusal(r, addr, fmt.Sprintf("too many refused sign-ins from this address: waiting %s", wait.Round(time.Second)))
 		}
 		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds()+0.999)))
 		p.fail(w, r, nil, refuse(http.StatusTooManyRequests, "too many refused sign-ins from %s: try again in %s", addr, wait.Round(time.Second)))
 		return
 	}
 	if !sameToken(r.PostFormValue("token"), p.o.Token) {
-		wait := p.signins.refused(addr)
+		wait := p.signins.refused(key)
 		p.o.Log.Warn("status page: sign-in refused: wrong token", "remote", addr, "wait", wait)
-		p.record(r.Context(), bridge.AuditEntry{Who: "sign-in from " + addr, Action: "login refused", Error: "wrong token"})
+		p.auditRefusal(r, addr, "wrong token")
 		if err := p.render(w, r, nil, http.StatusUnauthorized, "login.html", "Sign in", "Wrong token."); err != nil {
 			p.fail(w, r, nil, err)
 		}
 		return
 	}
-	p.signins.succeeded(addr)
+	p.signins.succeeded(key)
 	if old := p.sessionOf(r); old != nil {
 		p.sessions.end(old)
 	}
@@ -187,6 +188,32 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 	p.setCookie(w, r, s)
 	p.record(r.Context(), bridge.AuditEntry{Who: p.who(r, s), Action: "login"})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// auditRefusal writes a refused sign-in from addr to the audit log, at most auditedRefusals a
+// minute in all: past that (a flood from many addresses) each is logged but not kept, so the
+// store does not grow without bound.
+func (p *Page) auditRefusal(r *http.Request, addr, why string) {
+	if !p.refusalsAudited.Allow() {
+		p.o.Log.Warn("status page: refused sign-in not written to the audit log (more than a minute's share)", "remote", addr, "why", why)
+		return
+	}
+	p.record(r.Context(), bridge.AuditEntry{Who: "sign-in from " + addr, Action: "login refused", Error: why})
+}
+
+// auditedRefusals is how many refused sign-ins a minute the audit log keeps.
+const auditedRefusals = 60
+
+// noteUntrustedProxy warns once when a sign-in came with X-Forwarded-For from an address not in
+// TrustedProxies: a proxy in front that is not listed makes every client look like the proxy,
+// so one guesser's wait is everyone's.
+func (p *Page) noteUntrustedProxy(r *http.Request) {
+	if r.Header.Get("X-Forwarded-For") == "" || clientAddr(r, p.o.TrustedProxies) != clientAddr(r, nil) {
+		return
+	}
+	p.untrustedProxy.Do(func() {
+		p.o.Log.Warn("status page: sign-ins arrive with X-Forwarded-For from an address not in server.trusted_proxies: list the proxy there, or every client is limited as the proxy", "remote", r.RemoteAddr)
+	})
 }
 
 // logout ends the session and records it.

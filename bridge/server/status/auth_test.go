@@ -176,6 +176,8 @@ func TestClientAddr(t *testing.T) {
 		{"10.0.0.2:1234", "198.51.100.7, 10.0.0.9", "198.51.100.7"}, // two trusted proxies
 		{"10.0.0.2:1234", "", "10.0.0.2"},
 		{"10.0.0.2:1234", "junk", "10.0.0.2"},
+		{"10.0.0.2:1234", "198.51.100.7:4711", "198.51.100.7"}, // a hop with its port
+		{"10.0.0.2:1234", "[2001:db8::7]:4711", "2001:db8::7"},
 	} {
 		r := httptest.NewRequest(http.MethodPost, "/login", nil)
 		r.RemoteAddr = tc.remote
@@ -184,6 +186,18 @@ func TestClientAddr(t *testing.T) {
 		}
 		if got := clientAddr(r, trusted); got != tc.want {
 			t.Errorf("clientAddr(from %s, X-Forwarded-For %q) = %q, want %q", tc.remote, tc.xff, got, tc.want)
+		}
+	}
+}
+
+// TestLimitKey: an IPv6 client is limited by its /64, which one host holds whole.
+func TestLimitKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"192.0.2.7": "192.0.2.7", "2001:db8:1:2:aaaa::1": "2001:db8:1:2::/64", "2001:db8:1:2:bbbb::9": "2001:db8:1:2::/64",
+		"::ffff:192.0.2.7": "::ffff:192.0.2.7", "not an address": "not an address",
+	} {
+		if got := limitKey(in); got != want {
+			t.Errorf("limitKey(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -89,19 +89,32 @@ func (s *signins) succeeded(addr string) {
 	s.mu.Unlock()
 }
 
-// evict drops the addresses quiet past signinForget, or else the quietest one.
+// evict drops the addresses quiet past signinForget, and then, while the map is still full,
+// one in ten of the rest (a flood from many addresses costs one scan per thousand, not one a
+// request).
 func (s *signins) evict(now time.Time) {
-	var oldest string
 	for a, r := range s.by {
 		if now.Sub(r.last) > signinForget {
 			delete(s.by, a)
-		} else if oldest == "" || r.last.Before(s.by[oldest].last) {
-			oldest = a
 		}
 	}
-	if len(s.by) >= signinTracked {
-		delete(s.by, oldest)
+	for a := range s.by {
+		if len(s.by) < signinTracked*9/10 {
+			break
+		}
+		delete(s.by, a)
 	}
+}
+
+// limitKey is the key refusals are counted under: an IPv4 address, or an IPv6 address's /64
+// (one host is given a whole /64, and would otherwise have 2^64 addresses to guess from).
+func limitKey(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil || !a.Is6() || a.Is4In6() {
+		return addr
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 // clientAddr is the address of the client behind r: the connection's own, or, when that is one
@@ -118,7 +131,7 @@ func clientAddr(r *http.Request, trusted []netip.Prefix) string {
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 	for i := len(hops) - 1; i >= 0; i-- {
-		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		hop, err := parseHop(strings.TrimSpace(hops[i]))
 		if err != nil {
 			return addr.String() // an unreadable hop: the last trusted proxy is all that is known
 		}
@@ -128,6 +141,16 @@ func clientAddr(r *http.Request, trusted []netip.Prefix) string {
 		addr = hop
 	}
 	return addr.String()
+}
+
+// parseHop reads one X-Forwarded-For hop: an address, with or without a port ("192.0.2.7:4711",
+// "[2001:db8::1]:4711", as some load balancers write them).
+func parseHop(h string) (netip.Addr, error) {
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a, nil
+	}
+	ap, err := netip.ParseAddrPort(h)
+	return ap.Addr(), err
 }
 
 // viaTLS reports whether the browser reached the page over TLS: to this server, or to a

@@ -28,7 +28,10 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
@@ -100,6 +103,10 @@ type Page struct {
 	members   *cached[[]api.Member]
 	sources   *cached[[]sourceView]
 	signins   *signins // refused sign-ins, by client address
+	// refusalsAudited bounds the refused sign-ins the audit log keeps (auditRefusal).
+	refusalsAudited *rate.Limiter
+	// untrustedProxy warns once of a proxy not in TrustedProxies.
+	untrustedProxy sync.Once
 }
 
 // New returns the page for o. It fails with ErrNoToken when o has no token and is not on
@@ -125,7 +132,8 @@ func New(o Options) (*Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status page: %w", err)
 	}
-	p := &Page{o: o, sessions: newSessions(o.SessionTTL), views: v, signins: newSignins(o.Now)}
+	p := &Page{o: o, sessions: newSessions(o.SessionTTL), views: v, signins: newSignins(o.Now),
+		refusalsAudited: rate.NewLimiter(rate.Every(time.Minute/auditedRefusals), auditedRefusals)}
 	p.workspace = newCached(o.CacheFor, func(ctx context.Context) (*api.Workspace, error) {
 		if o.API == nil {
 			return nil, errors.New("no API configured")
