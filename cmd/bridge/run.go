@@ -19,6 +19,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/tracing"
 	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
@@ -95,6 +96,23 @@ func makeDefaultInbox(cfg *Config, w io.Writer) {
 	}
 }
 
+// startTracing turns OpenTelemetry traces on when the OTEL_* variables ask for it
+// (bridge/tracing); stop flushes what is left, for up to 5 s. A variable it cannot use refuses
+// to start, naming it.
+func startTracing(ctx context.Context, log *slog.Logger) (stop func(), on bool, err error) {
+	shutdown, on, err := tracing.Setup(ctx, os.Getenv)
+	if err != nil {
+		return nil, false, usageError("tracing: %v", err)
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
+			log.Warn("tracing: spans not all sent at exit", "err", err)
+		}
+	}, on, nil
+}
+
 // runBridge runs the bridge until ctx ends, or with once until every job is finished or waits:
 // it checks the sources, opens the store, builds the pipeline, connects to the API, then starts
 // the relay and (without once) the schedules, the exports and the server; each stops, in the
@@ -109,17 +127,11 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	stopTracing, traced, err := tracing.Setup(ctx, os.Getenv)
+	stopTracing, traced, err := startTracing(ctx, log)
 	if err != nil {
-		return usageError("tracing: %v", err)
+		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := stopTracing(sctx); err != nil {
-			log.Warn("tracing: spans not all sent at exit", "err", err)
-		}
-	}()
+	defer stopTracing()
 	store, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
@@ -176,19 +188,23 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return err
 	}
 	if once {
-		// Deliver what is due now; retries scheduled later wait for the next run.
-		if err := drainBus(ctx); err != nil {
-			return err
-		}
-		if err := rl.Flush(ctx); err != nil {
-			return fmt.Errorf("relay: %w", err)
-		}
+		return finishOnce(ctx, drainBus, rl, store, stdout, log)
 	}
 	log.Info("bridge stopped; uploads cut short resume with their key on the next start")
-	if once {
-		return summarize(ctx, store, stdout)
-	}
 	return nil
+}
+
+// finishOnce ends a run --once: it delivers what is due now (retries scheduled later wait for
+// the next run) and prints the jobs by state.
+func finishOnce(ctx context.Context, drainBus func(context.Context) error, rl *relay.Relay, store database, stdout io.Writer, log *slog.Logger) error {
+	if err := drainBus(ctx); err != nil {
+		return err
+	}
+	if err := rl.Flush(ctx); err != nil {
+		return fmt.Errorf("relay: %w", err)
+	}
+	log.Info("bridge stopped; uploads cut short resume with their key on the next start")
+	return summarize(ctx, store, stdout)
 }
 
 // mappingRules are the mapping settings of source s, with the member list the owner rules read
