@@ -18,17 +18,21 @@ import (
 // files as the rendered spec gives them, each volume a folder of the test's (an emptyDir, the
 // ConfigMap's keys, a Secret's files), the listeners moved to free loopback ports.
 
-// pod is a container's volumes laid out as folders.
+// pod is a container's volumes laid out as folders, and its ports on loopback.
 type pod struct {
 	root   string
 	mounts map[string]string // mount path → local folder
+	ports  map[string]int    // port name → local port
+	// localize rewrites the container's view into the test's: each absolute path on a volume
+	// into its folder, each 0.0.0.0:<container port> into 127.0.0.1:<local port>.
+	localize *strings.Replacer
 }
 
 // layout makes a folder for each volume c mounts, and writes the ConfigMaps' keys into theirs;
-// secrets (mount path → file → content) fill the Secret volumes.
+// secrets (path in the container → content) fill the Secret volumes.
 func layout(t *testing.T, o *objects, spec *corev1.PodSpec, c *corev1.Container, secrets map[string]string) *pod {
 	t.Helper()
-	p := &pod{root: t.TempDir(), mounts: map[string]string{}}
+	p := &pod{root: t.TempDir(), mounts: map[string]string{}, ports: map[string]int{}}
 	// Outer mounts first: a mount inside another (/data/inbox in /data) is a folder inside the
 	// outer one's, as the container sees it.
 	ms := slices.Clone(c.VolumeMounts)
@@ -42,9 +46,21 @@ func layout(t *testing.T, o *objects, spec *corev1.PodSpec, c *corev1.Container,
 			t.Fatal(err)
 		}
 		p.mounts[m.MountPath] = dir
+	}
+	var pairs []string
+	for _, m := range slices.Backward(ms) { // inner mounts first
+		pairs = append(pairs, m.MountPath+"/", p.mounts[m.MountPath]+"/")
+	}
+	for _, cp := range c.Ports {
+		p.ports[cp.Name] = freePort(t)
+		pairs = append(pairs, fmt.Sprintf("0.0.0.0:%d", cp.ContainerPort), fmt.Sprintf("127.0.0.1:%d", p.ports[cp.Name]))
+	}
+	p.localize = strings.NewReplacer(pairs...)
+	// The ConfigMaps' keys, as the container would read them.
+	for _, m := range ms {
 		if v := volume(t, spec, m.Name); v.ConfigMap != nil {
 			for k, text := range o.configMaps[v.ConfigMap.Name].Data {
-				if err := os.WriteFile(filepath.Join(dir, k), []byte(text), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(p.mounts[m.MountPath], k), []byte(p.localize.Replace(text)), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -73,18 +89,18 @@ func (p *pod) local(t *testing.T, c *corev1.Container, path string) string {
 }
 
 // run starts c's command: its args with container paths made local, in its working
-// directory's folder, with its environment (plain values only) and the overrides given.
-func (p *pod) run(t *testing.T, c *corev1.Container, overrides ...string) *process {
+// directory's folder, with its environment (plain values only, localized) and TMPDIR on /tmp's
+// volume.
+func (p *pod) run(t *testing.T, c *corev1.Container) *process {
 	t.Helper()
 	var env []string
 	for _, e := range c.Env {
 		if e.ValueFrom != nil {
 			t.Fatalf("%s: variable %s comes from %+v: not run here", c.Name, e.Name, e.ValueFrom)
 		}
-		env = append(env, e.Name+"="+e.Value)
+		env = append(env, e.Name+"="+p.localize.Replace(e.Value))
 	}
 	env = append(env, "TMPDIR="+p.local(t, c, "/tmp"))
-	env = append(env, overrides...)
 	args := make([]string, len(c.Args))
 	for i, a := range c.Args {
 		if strings.HasPrefix(a, "/") {
@@ -104,12 +120,8 @@ func TestDefaultPodRuns(t *testing.T) {
 	spec := &o.deployments[0].Spec.Template.Spec
 	c := container(t, spec, "bridge")
 	p := layout(t, o, spec, c, nil)
-	ports := map[string]int{}
-	for _, cp := range c.Ports {
-		ports[cp.Name] = freePort(t)
-	}
-	proc := p.run(t, c, fmt.Sprintf("BRIDGE_SERVER__ADDR=127.0.0.1:%d", ports["http"]),
-		fmt.Sprintf("BRIDGE_SERVER__METRICS_ADDR=127.0.0.1:%d", ports["metrics"]))
+	ports := p.ports
+	proc := p.run(t, c)
 	probe := func(pr *corev1.Probe) string {
 		return fmt.Sprintf("http://127.0.0.1:%d%s", ports[pr.HTTPGet.Port.String()], pr.HTTPGet.Path)
 	}

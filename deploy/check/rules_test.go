@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"net"
 	"path"
 	"slices"
@@ -70,10 +71,10 @@ func checkDeployment(t *testing.T, o *objects, rc renderCase) {
 	}
 	checkProbes(t, c, cfg)
 	if g := spec.TerminationGracePeriodSeconds; g == nil || *g < minGrace {
-		t.Errorf("terminationGracePeriodSeconds = %v, want at least %d", g, minGrace)
+		t.Errorf("terminationGracePeriodSeconds = %s, want at least %d", show(g), minGrace)
 	}
 	if a := spec.AutomountServiceAccountToken; a == nil || *a {
-		t.Errorf("automountServiceAccountToken = %v, want false: the bridge calls no Kubernetes API", a)
+		t.Errorf("automountServiceAccountToken = %s, want false: the bridge calls no Kubernetes API", show(a))
 	}
 	checkSecretFiles(t, "Deployment", spec, c, cfg)
 }
@@ -89,13 +90,13 @@ func checkPodSecurity(t *testing.T, spec *corev1.PodSpec, c *corev1.Container) {
 	isTrue := func(b *bool) bool { return b != nil && *b }
 	switch {
 	case !isTrue(ps.RunAsNonRoot) || !isTrue(s.RunAsNonRoot):
-		t.Errorf("%s: runAsNonRoot = %v, %v, want true", c.Name, ps.RunAsNonRoot, s.RunAsNonRoot)
+		t.Errorf("%s: runAsNonRoot = %s, %s, want true", c.Name, show(ps.RunAsNonRoot), show(s.RunAsNonRoot))
 	case ps.RunAsUser == nil || *ps.RunAsUser == 0:
-		t.Errorf("%s: runAsUser = %v, want the image's user 65532", c.Name, ps.RunAsUser)
+		t.Errorf("%s: runAsUser = %s, want the image's user 65532", c.Name, show(ps.RunAsUser))
 	case !isTrue(s.ReadOnlyRootFilesystem):
-		t.Errorf("%s: readOnlyRootFilesystem = %v, want true", c.Name, s.ReadOnlyRootFilesystem)
+		t.Errorf("%s: readOnlyRootFilesystem = %s, want true", c.Name, show(s.ReadOnlyRootFilesystem))
 	case s.AllowPrivilegeEscalation == nil || *s.AllowPrivilegeEscalation:
-		t.Errorf("%s: allowPrivilegeEscalation = %v, want false", c.Name, s.AllowPrivilegeEscalation)
+		t.Errorf("%s: allowPrivilegeEscalation = %s, want false", c.Name, show(s.AllowPrivilegeEscalation))
 	case isTrue(s.Privileged):
 		t.Errorf("%s: privileged", c.Name)
 	case s.Capabilities == nil || !slices.Contains(s.Capabilities.Drop, "ALL") || len(s.Capabilities.Add) > 0:
@@ -150,6 +151,14 @@ func checkProbes(t *testing.T, c *corev1.Container, cfg map[string]any) {
 			t.Errorf("%s: timeoutSeconds = %d: /readyz gives each check 2 s", p.what, p.probe.TimeoutSeconds)
 		}
 	}
+}
+
+// show prints what a pointer field holds, or that it is unset.
+func show[T any](p *T) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
 }
 
 // env returns the value of variable name in c's environment ("" when unset).
