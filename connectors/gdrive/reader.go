@@ -20,9 +20,14 @@ type Reader struct {
 	src *Source
 }
 
-// ErrUnreadable is what Reader.File's error wraps when the file does not exist, is in the
-// trash, or the user cannot read it.
-var ErrUnreadable = errors.New("not readable")
+// Errors Reader.File's error wraps.
+var (
+	// ErrUnreadable: Drive answers 404, the file does not exist (deleted for good) or the user
+	// cannot read it.
+	ErrUnreadable = errors.New("not readable")
+	// ErrTrashed: the file is in the trash (its owner threw it away).
+	ErrTrashed = errors.New("in the trash")
+)
 
 // NewReader builds a Reader for cfg's subjects and subject (its folder options are not used;
 // credentials_file must be a service-account key or authorized_user file as for the source).
@@ -44,7 +49,7 @@ func NewReader(ctx context.Context, cfg Config) (*Reader, error) {
 
 // File describes Drive file id as subject reads it (subject must be one of the Reader's): the
 // recording a gdrive source would list for it. The error wraps ErrUnreadable when subject cannot
-// read it (Drive's 404) or it is in the trash.
+// read it (Drive's 404), ErrTrashed when it is in the trash.
 func (r *Reader) File(ctx context.Context, subject, id string) (connectors.Recording, error) {
 	svc := r.src.users[subject]
 	if svc == nil {
@@ -61,7 +66,7 @@ func (r *Reader) File(ctx context.Context, subject, id string) (connectors.Recor
 	case err != nil:
 		return connectors.Recording{}, fmt.Errorf("drive file %s: %w", id, err)
 	case f.Trashed:
-		return connectors.Recording{}, fmt.Errorf("drive file %s: %w: in the trash", id, ErrUnreadable)
+		return connectors.Recording{}, fmt.Errorf("drive file %s: %w", id, ErrTrashed)
 	}
 	return recording(f, subject), nil
 }

@@ -25,7 +25,7 @@ import (
 // one DedupeKey). "When the target is deleted, or when the current user loses access to the
 // target, the user's shortcut pointing to the target breaks": the target then answers 404,
 // and the shortcut is listed as unavailable with that reason (the bridge skips its job at
-// discovery) unless another subject of the source reads the target (dedupe).
+// discovery) unless another subject of the source reads the target (Dedupe).
 
 const shortcutMime = "application/vnd.google-apps.shortcut"
 
@@ -92,10 +92,12 @@ func unreadable(s *drive.File, subject string) connectors.Recording {
 	return r
 }
 
-// dedupe keeps one recording per file version of those the subjects listed (a participant's
-// shortcut and the organizer's file: the organizer's own listing when there is one), and drops
-// a shortcut unreadable to one subject whose target another subject read.
-func dedupe(recs []connectors.Recording) []connectors.Recording {
+// Dedupe keeps one recording per file version of those several subjects listed (a
+// participant's shortcut and the organizer's file: the organizer's own listing when there is
+// one), and drops an unavailable recording of a Drive file one subject could not read (named
+// in its Fields["target_id"]) when another subject read it. The meet source dedupes its users'
+// listings with it too.
+func Dedupe(recs []connectors.Recording) []connectors.Recording {
 	type key struct{ item, version string }
 	readable := map[string]bool{}
 	pick := map[key]int{}

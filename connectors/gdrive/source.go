@@ -138,7 +138,7 @@ func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recordin
 		cur.Users[subject] = u.state
 		out = append(out, recs...)
 	}
-	return dedupe(out), encodeCursor(cur), nil
+	return Dedupe(out), encodeCursor(cur), nil
 }
 
 // Open downloads the file with alt=media after checking it is still the listed version. After
