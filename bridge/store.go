@@ -41,8 +41,9 @@ type MappingChange struct {
 // pipeline uses.
 type JobStore interface {
 	// AddRecordings stores a discovered job for each recording not seen before (unique on
-	// source, item and version) and sets the source's cursor, in one transaction. It returns
-	// the jobs it created; a second sighting is a no-op.
+	// source, item and version, and on the recording's DedupeKey when it has one, across
+	// sources) and sets the source's cursor, in one transaction. It returns the jobs it
+	// created; a second sighting is a no-op.
 	AddRecordings(ctx context.Context, source string, recs []connectors.Recording, cursor string, now time.Time) ([]Job, error)
 	// Cursor returns the source's cursor ("" before the first scan).
 	Cursor(ctx context.Context, source string) (string, error)

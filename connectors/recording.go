@@ -27,6 +27,13 @@ type Recording struct {
 	// ("s3:<bucket>/<key>@<etag>", "gdrive:<file id>"); the mapping sends it as X-External-Id
 	// unless a template says otherwise.
 	SourceExternalID string `json:"source_external_id,omitempty"`
+	// DedupeKey, when set, names the content itself rather than its place in this source, so
+	// that sources reaching the same content make one job of it: a Drive file's
+	// "gdrive:<file id>@<version>", whether a gdrive source lists it (or a shortcut to it) or a
+	// meet source finds it as a Meet recording. The store keeps one job per key, whichever
+	// source finds it first; the others' sightings are no-ops, as a second sighting in one
+	// source is.
+	DedupeKey string `json:"dedupe_key,omitempty"`
 	// Fields are the source's own fields (S3 x-amz-meta-*, Drive properties), for templates as
 	// {{.Fields.name}}.
 	Fields map[string]string `json:"fields,omitempty"`

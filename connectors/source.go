@@ -22,8 +22,8 @@ import (
 // Source is where recordings come from.
 type Source interface {
 	// List returns the recordings ready to be taken since cursor, and the cursor to store with
-	// them. The store deduplicates on (source, item, version), so listing an item twice is
-	// harmless; missing one is not.
+	// them. The store deduplicates on (source, item, version), and across sources on
+	// Recording.DedupeKey, so listing an item twice is harmless; missing one is not.
 	List(ctx context.Context, cursor string) ([]Recording, string, error)
 	// Open returns the content of a recording. It fails when the item no longer matches the
 	// recording's version (changed or gone). A failure that may pass by itself (5xx, 429, a
@@ -181,8 +181,8 @@ type Backfiller interface {
 	Backfill(ctx context.Context, from time.Time, progress func(done, total int)) ([]Recording, error)
 }
 
-// Intake stores recordings as jobs (unique on source, item and version); a pushed item is
-// acknowledged only once it returns.
+// Intake stores recordings as jobs (unique on source, item and version, and on DedupeKey across
+// sources); a pushed item is acknowledged only once it returns.
 type Intake func(ctx context.Context, recs []Recording) error
 
 // Pusher is implemented by sources that also receive items pushed to the bridge's HTTP server

@@ -42,8 +42,9 @@ func scanJob(row scanner) (*bridge.Job, error) {
 	return &j, nil
 }
 
-// AddRecordings implements bridge.JobStore: INSERT … ON CONFLICT DO NOTHING on (source, item,
-// version), so of concurrent sightings on any number of replicas exactly one creates the job
+// AddRecordings implements bridge.JobStore: INSERT … ON CONFLICT DO NOTHING on either unique
+// key, (source, item, version) or the recording's dedupe key (migration 0013), so of concurrent
+// sightings on any number of replicas, by one source or several, exactly one creates the job
 // (the others wait for its commit and then insert nothing).
 func (s *Store) AddRecordings(ctx context.Context, source string, recs []connectors.Recording, cursor string, now time.Time) ([]bridge.Job, error) {
 	var added []bridge.Job
@@ -54,7 +55,7 @@ func (s *Store) AddRecordings(ctx context.Context, source string, recs []connect
 			j := bridge.Job{ID: uuid.Must(uuid.NewV7()).String(), Recording: r, State: bridge.StateDiscovered, CreatedAt: now.UTC(), UpdatedAt: now.UTC(), Revision: 1}
 			rec, _ := json.Marshal(r)
 			res, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, source, item_id, version, recording, state, created_at, updated_at)
-				VALUES ($1,$2,$3,$4,$5,$6,$7,$7) ON CONFLICT (source, item_id, version) DO NOTHING`,
+				VALUES ($1,$2,$3,$4,$5,$6,$7,$7) ON CONFLICT DO NOTHING`,
 				j.ID, source, r.ItemID, r.Version, string(rec), j.State, now.UnixNano())
 			if err != nil {
 				return fmt.Errorf("add %s %s: %w", source, r.ItemID, err)

@@ -188,7 +188,8 @@ func nanos(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// AddRecordings implements bridge.JobStore.
+// AddRecordings implements bridge.JobStore: an INSERT that does nothing on either unique key,
+// (source, item, version) or the recording's dedupe key (migration 0013).
 func (s *Store) AddRecordings(ctx context.Context, source string, recs []connectors.Recording, cursor string, now time.Time) ([]bridge.Job, error) {
 	var added []bridge.Job
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -200,7 +201,7 @@ func (s *Store) AddRecordings(ctx context.Context, source string, recs []connect
 			j := bridge.Job{ID: uuid.Must(uuid.NewV7()).String(), Recording: r, State: bridge.StateDiscovered, CreatedAt: now.UTC(), UpdatedAt: now.UTC(), Revision: 1}
 			rec, _ := json.Marshal(r)
 			res, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, source, item_id, version, recording, state, created_at, updated_at)
-				VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (source, item_id, version) DO NOTHING`,
+				VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
 				j.ID, source, r.ItemID, r.Version, string(rec), j.State, now.UnixNano(), now.UnixNano())
 			if err != nil {
 				return fmt.Errorf("add %s %s: %w", source, r.ItemID, err)

@@ -73,6 +73,7 @@ var methods = []struct {
 	cases  []testCase
 }{
 	{"AddRecordings", addRecordingsCases},
+	{"AddRecordings/DedupeKey", dedupeCases},
 	{"Cursor", cursorCases},
 	{"Update", updateCases},
 	{"Job", jobCases},

@@ -129,7 +129,7 @@ type Config struct {
 type SourceConfig struct {
 	// Name identifies the source (jobs, external ids, bridge sources); unique.
 	Name string `koanf:"name"`
-	// Type is the connector: localdir, s3, gdrive, zoom or teams.
+	// Type is the connector: localdir, s3, gdrive, meet, zoom or teams.
 	Type string `koanf:"type"`
 	// Schedule is a cron spec for scans (default "@every 30s").
 	Schedule string `koanf:"schedule"`

@@ -23,6 +23,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/tracing"
 	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
 	_ "github.com/transcript-bridge/bridge/connectors/localdir" // registers the localdir source
+	_ "github.com/transcript-bridge/bridge/connectors/meet"     // registers the meet source
 	_ "github.com/transcript-bridge/bridge/connectors/s3"       // registers the s3 source
 	_ "github.com/transcript-bridge/bridge/connectors/teams"    // registers the teams source
 	_ "github.com/transcript-bridge/bridge/connectors/zoom"     // registers the zoom source

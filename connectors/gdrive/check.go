@@ -14,8 +14,7 @@ import (
 )
 
 // Check implements connectors.Checker: per subject, the credentials give a token, and the
-// folder, shared drive or "Meet Recordings" folder can be read and listed as List will list
-// it; the lines say where that is and how it is listed (scope.go). Each setup problem comes
+// folder, shared drive or Meet folders (meet.go) can be read and listed as List will list it; the lines say where that is and how it is listed (scope.go). Each setup problem comes
 // with its fix (connectors.NeedsSetup), each thing that will be missed as a
 // connectors.Warning.
 func (s *Source) Check(ctx context.Context) ([]string, error) {
@@ -49,12 +48,7 @@ func (u *user) check(ctx context.Context) ([]string, error) {
 	case u.src.cfg.SharedDriveID != "":
 		more, err = u.checkDrive(ctx, me)
 	default:
-		var ids []string
-		if ids, err = u.roots(ctx); err == nil && len(ids) == 0 {
-			more = []string{fmt.Sprintf("%s has no \"Meet Recordings\" folder yet (Meet creates it with the first recording)", who)}
-		} else if err == nil {
-			more = []string{fmt.Sprintf("%s: \"Meet Recordings\" folder readable, %s", who, listing(""))}
-		}
+		more, err = u.checkMeet(ctx, who)
 	}
 	var se *connectors.SetupError
 	switch {

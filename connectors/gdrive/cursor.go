@@ -21,6 +21,12 @@ type userState struct {
 	// Located is set once Drive was read from the folder (a full listing); a cursor written
 	// before that takes a full listing first, its token being of the user's own feed.
 	Located bool `json:"located,omitempty"`
+	// Root is the id of the user's My Drive (meet_recordings), where Meet creates its
+	// "Google Meet" folder.
+	Root string `json:"root,omitempty"`
+	// Legacy are the ids of the user's legacy "Meet Recordings" folders (meet_recordings),
+	// followed by id once seen whatever Google renames them to.
+	Legacy []string `json:"legacy,omitempty"`
 }
 
 func decodeCursor(s string) (cursor, error) {

@@ -15,7 +15,8 @@ import (
 // fileFields are the fields asked for each file; without fields Drive returns only id, name,
 // mimeType and kind.
 const fileFields = "id,name,mimeType,size,md5Checksum,headRevisionId,createdTime,modifiedTime,trashed," +
-	"owners(emailAddress,permissionId,displayName),lastModifyingUser(emailAddress,permissionId,displayName),parents,driveId,webViewLink"
+	"owners(emailAddress,permissionId,displayName),lastModifyingUser(emailAddress,permissionId,displayName),parents,driveId,webViewLink," +
+	"shortcutDetails(targetId,targetMimeType)"
 
 const changeFields = "nextPageToken,newStartPageToken,changes(removed,fileId,file(" + fileFields + "))"
 
@@ -77,6 +78,7 @@ func recording(f *drive.File, subject string) connectors.Recording {
 	}
 	r := connectors.Recording{ItemID: f.Id, Version: version(f), Name: name, Size: f.Size, ModTime: mod, Link: link,
 		SourceExternalID: "gdrive:" + f.Id, Fields: map[string]string{"mime_type": f.MimeType}}
+	r.DedupeKey = r.SourceExternalID + "@" + r.Version // one job per file version, whichever Google source finds it
 	if subject != "" {
 		r.Fields["subject"] = subject
 	}

@@ -25,7 +25,10 @@ type Config struct {
 	// SharedDriveID is a shared drive: all of it, or only folder_id within it (which must
 	// then be in it).
 	SharedDriveID string `koanf:"shared_drive_id"`
-	// MeetRecordings syncs each subject's "Meet Recordings" folder (where Google Meet saves).
+	// MeetRecordings syncs each subject's Google Meet folders: "Google Meet" (where Meet saves
+	// since 2026-07-23, one subfolder per meeting, participants' shortcuts followed to the
+	// organizer's file) and the legacy "Meet Recordings" folder (renamed by Google, followed by
+	// its id once seen).
 	MeetRecordings bool `koanf:"meet_recordings"`
 	// Include keeps only files whose name matches one of these globs (path.Match syntax);
 	// empty keeps all.

@@ -1,7 +1,9 @@
 // Package gdrive is the Google Drive source (google.golang.org/api/drive/v3): a folder
-// (recursively), a shared drive, or each user's "Meet Recordings" folder under domain-wide
-// delegation. A full listing comes first and then periodically; in between, the changes feed.
-// It registers itself as type "gdrive".
+// (recursively), a shared drive, or each user's Google Meet folders under domain-wide
+// delegation (the "Google Meet" folder and the legacy "Meet Recordings" one: meet.go), shortcuts
+// followed to the files they point to. A full listing comes first and then periodically; in
+// between, the changes feed. It registers itself as type "gdrive"; its Reader reads Drive files
+// by id for other Google sources (meet).
 package gdrive
 
 import (
@@ -41,6 +43,11 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	return build(ctx, cfg)
+}
+
+// build makes one Drive client per subject of cfg, whose credentials are read.
+func build(ctx context.Context, cfg Config) (*Source, error) {
 	cfg.Subjects = cfg.subjects()
 	s := &Source{cfg: cfg, users: map[string]*drive.Service{}}
 	for _, subject := range cfg.Subjects {
@@ -111,7 +118,8 @@ func httpClient(ctx context.Context, creds []byte, subject string) (*http.Client
 }
 
 // List returns the recordings found since cursor: everything on a full pass (the first one,
-// then every FullEvery), else what the changes feed reports in scope.
+// then every FullEvery), else what the changes feed reports in scope; shortcuts stand for their
+// targets, one recording per file version whichever subjects list it (shortcut.go).
 func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recording, string, error) {
 	cur, err := decodeCursor(cursor)
 	if err != nil {
@@ -130,7 +138,7 @@ func (s *Source) List(ctx context.Context, cursor string) ([]connectors.Recordin
 		cur.Users[subject] = u.state
 		out = append(out, recs...)
 	}
-	return out, encodeCursor(cur), nil
+	return Dedupe(out), encodeCursor(cur), nil
 }
 
 // Open downloads the file with alt=media after checking it is still the listed version. After

@@ -15,13 +15,13 @@ import (
 const folderMime = "application/vnd.google-apps.folder"
 
 // mediaQuery keeps audio and video files, files of a generic type (whose names decide, see
-// listable), and folders to descend into.
+// listable), shortcuts (to such files: shortcut.go), and folders to descend into.
 var mediaQuery = func() string {
 	q := "(mimeType contains 'audio/' or mimeType contains 'video/'"
 	for _, m := range append(slices.Clone(otherMedia), generic...) {
 		q += " or mimeType = '" + m + "'"
 	}
-	return q + " or mimeType = '" + folderMime + "')"
+	return q + " or mimeType = '" + shortcutMime + "' or mimeType = '" + folderMime + "')"
 }()
 
 // user syncs one subject's view.
@@ -30,6 +30,8 @@ type user struct {
 	svc     *drive.Service
 	subject string
 	state   userState
+	// shortcuts are the shortcuts met while listing, resolved once it is done (shortcut.go).
+	shortcuts []*drive.File
 }
 
 func (u *user) list(ctx context.Context) ([]connectors.Recording, error) {
@@ -63,8 +65,11 @@ func (u *user) full(ctx context.Context, now time.Time) ([]connectors.Recording,
 				out = u.keep(out, f)
 			}
 		})
+		if err != nil {
+			return nil, err
+		}
 		u.state = userState{Token: token, FullAt: now, Drive: driveID, Located: true}
-		return out, err
+		return u.resolve(ctx, out)
 	}
 	folders := map[string]bool{}
 	queue := slices.Clone(roots)
@@ -86,21 +91,19 @@ func (u *user) full(ctx context.Context, now time.Time) ([]connectors.Recording,
 			return nil, err
 		}
 	}
-	u.state = userState{Token: token, FullAt: now, Folders: sortedKeys(folders), Drive: driveID, Located: true}
-	return out, nil
+	u.state = userState{Token: token, FullAt: now, Folders: sortedKeys(folders), Drive: driveID, Located: true,
+		Root: u.state.Root, Legacy: u.state.Legacy}
+	return u.resolve(ctx, out)
 }
 
-// roots are the folders to descend from: the configured one, or the subject's "Meet Recordings"
-// folders (in My Drive); none for a whole shared drive.
+// roots are the folders to descend from: the configured one, or the subject's Meet folders
+// (meet.go); none for a whole shared drive.
 func (u *user) roots(ctx context.Context) ([]string, error) {
 	switch {
 	case u.src.cfg.FolderID != "":
 		return []string{u.src.cfg.FolderID}, nil
 	case u.src.cfg.MeetRecordings:
-		var ids []string
-		err := u.pages(ctx, "", "name = 'Meet Recordings' and mimeType = '"+folderMime+"' and 'root' in parents and trashed = false",
-			func(f *drive.File) { ids = append(ids, f.Id) })
-		return ids, err
+		return u.meetRoots(ctx)
 	}
 	return nil, nil
 }
@@ -129,7 +132,8 @@ func (u *user) changes(ctx context.Context) ([]connectors.Recording, error) {
 		}
 		for _, c := range page.Changes {
 			f := c.File
-			if c.Removed || f == nil || f.Trashed || !(whole || slices.ContainsFunc(f.Parents, func(p string) bool { return folders[p] })) {
+			if c.Removed || f == nil || f.Trashed || !(whole || slices.ContainsFunc(f.Parents, func(p string) bool { return folders[p] }) ||
+				u.newMeetFolder(f)) {
 				continue
 			}
 			if f.MimeType == folderMime {
@@ -163,7 +167,7 @@ func (u *user) changes(ctx context.Context) ([]connectors.Recording, error) {
 		}
 	}
 	u.state.Token, u.state.Folders = token, sortedKeys(folders)
-	return out, nil
+	return u.resolve(ctx, out)
 }
 
 // startToken is where driveID's changes feed ("" for the user's own) is now.
@@ -209,8 +213,12 @@ func (u *user) pages(ctx context.Context, driveID, q string, each func(*drive.Fi
 }
 
 // keep appends f's recording when it may be a recording (see listable) and its name passes the
-// globs.
+// globs; a shortcut waits to be resolved (u.shortcuts).
 func (u *user) keep(out []connectors.Recording, f *drive.File) []connectors.Recording {
+	if f.MimeType == shortcutMime {
+		u.shortcuts = append(u.shortcuts, f)
+		return out
+	}
 	if !listable(f) {
 		return out
 	}

@@ -3,8 +3,10 @@
 // files.list with a subset of the query language, corpora and opaque page tokens, files.get
 // with alt=media, the changes feed, shared drives (whose items only callers that send
 // supportsAllDrives and includeItemsFromAllDrives see, as Drive does), Drive's documented and
-// recorded error answers (testdata/), and injected throttling and refusals. The real client
-// library (google.golang.org/api/drive/v3) is pointed at it.
+// recorded error answers (testdata/), and injected throttling and refusals; the fields
+// parameter (fields.go), shortcuts and lost access (shortcut.go), tokens scoped and delegated
+// as Google issues them (token.go), and the layouts in which Google Meet files its recordings
+// (meet.go). The real client library (google.golang.org/api/drive/v3) is pointed at it.
 package gdrivetest
 
 import (
@@ -29,6 +31,10 @@ import (
 // FolderMime is Drive's folder type.
 const FolderMime = "application/vnd.google-apps.folder"
 
+// googleApps begins the types of Google's own files (Docs, folders, shortcuts), which hold no
+// downloadable content.
+const googleApps = "application/vnd.google-apps."
+
 // File is a stored file or folder.
 type File struct {
 	ID, Name, MimeType string
@@ -43,6 +49,11 @@ type File struct {
 	Refusal  string
 	Modified time.Time
 	Rev      int
+	// Target is, for a shortcut (ShortcutMime), the id of the file it points to, and
+	// TargetMime that file's type when the shortcut was made (Shortcut).
+	Target, TargetMime string
+	// Hidden are the users who cannot read the file (Unshare): to them it does not exist.
+	Hidden map[string]bool
 }
 
 type change struct {
@@ -55,16 +66,18 @@ type change struct {
 type Server struct {
 	URL string
 
-	mu       sync.Mutex
-	files    map[string]*File
-	order    []string
-	changes  []change
-	faults   []string          // reasons of the next answers (Fail, FailWith)
-	drives   map[string]string // shared drive id → name (NameDrive)
-	tokens   map[string]string // access token → subject
-	key      *rsa.PrivateKey
-	next     int
-	Requests int // API requests served (not counting the token endpoint)
+	mu      sync.Mutex
+	files   map[string]*File
+	order   []string
+	changes []change
+	faults  []string          // reasons of the next answers (Fail, FailWith)
+	drives  map[string]string // shared drive id → name (NameDrive)
+	tokens  map[string]grant  // access token → who and what for
+	// delegated are the scopes domain-wide delegation grants (Delegate); nil: any.
+	delegated []string
+	key       *rsa.PrivateKey
+	next      int
+	Requests  int // API requests served (not counting the token endpoint)
 	// PerFile counts the API requests about one file that is not a folder (files.get, by
 	// metadata or download).
 	PerFile int
@@ -98,7 +111,7 @@ func Serve() (s *Server, stop func(), err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("gdrivetest: key: %w", err)
 	}
-	s = &Server{files: map[string]*File{}, drives: map[string]string{}, tokens: map[string]string{}, key: key}
+	s = &Server{files: map[string]*File{}, drives: map[string]string{}, tokens: map[string]grant{}, key: key}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = srv.URL
 	return s, srv.Close, nil
@@ -242,10 +255,13 @@ func apiFile(f *File) *drive.File {
 	out := &drive.File{Kind: "drive#file", Id: f.ID, Name: f.Name, MimeType: f.MimeType, Parents: f.Parents, Trashed: f.Trashed,
 		DriveId: f.DriveID, CreatedTime: f.Modified.Format(time.RFC3339Nano), ModifiedTime: f.Modified.Format(time.RFC3339Nano),
 		WebViewLink: "https://drive.google.com/file/d/" + f.ID + "/view"}
-	if f.MimeType != FolderMime {
+	if !strings.HasPrefix(f.MimeType, googleApps) { // blob files only: Docs, folders and shortcuts have no content of their own
 		out.Size = int64(len(f.Content))
 		out.Md5Checksum = md5hex(f.Content)
 		out.HeadRevisionId = strconv.Itoa(f.Rev)
+	}
+	if f.Target != "" {
+		out.ShortcutDetails = &drive.FileShortcutDetails{TargetId: f.Target, TargetMimeType: f.TargetMime}
 	}
 	if f.Owner != "" {
 		out.Owners = []*drive.User{{Kind: "drive#user", EmailAddress: f.Owner, PermissionId: permissionID(f.Owner), DisplayName: displayName(f.Owner)}}

@@ -79,7 +79,7 @@ func (s *Server) list(w http.ResponseWriter, q map[string][]string, user string)
 	for _, id := range s.order {
 		f := s.files[id]
 		switch {
-		case f == nil, f.DriveID != "" && !shared, corpora == "drive" && f.DriveID != driveID, !expr(f, user):
+		case f == nil, f.Hidden[user], f.DriveID != "" && !shared, corpora == "drive" && f.DriveID != driveID, !expr(f, user):
 			continue
 		}
 		match = append(match, trim(apiFile(f), q))
@@ -92,10 +92,11 @@ func (s *Server) list(w http.ResponseWriter, q map[string][]string, user string)
 			out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte("o=" + strconv.Itoa(end)))
 		}
 	}
-	writeJSON(w, out)
+	answer(w, q, out)
 }
 
-func (s *Server) changeList(w http.ResponseWriter, q map[string][]string) {
+// changeList answers changes.list for user, whose feed leaves out what they cannot read.
+func (s *Server) changeList(w http.ResponseWriter, q map[string][]string, user string) {
 	from, err := strconv.Atoi(first(q, "pageToken"))
 	if err != nil || from < 1 {
 		writeError(w, "invalid", driveError{status: http.StatusBadRequest, domain: "global", message: "Invalid Value",
@@ -118,8 +119,8 @@ func (s *Server) changeList(w http.ResponseWriter, q map[string][]string) {
 			continue
 		}
 		ch := &drive.Change{Kind: "drive#change", ChangeType: "file", FileId: c.fileID, Removed: c.removed}
-		if f := s.files[c.fileID]; f != nil && !c.removed {
-			ch.File = trim(apiFile(f), map[string][]string{"fields": {"*"}})
+		if f := s.files[c.fileID]; f != nil && !c.removed && !f.Hidden[user] {
+			ch.File = apiFile(f)
 		} else {
 			ch.Removed = true
 		}
@@ -130,5 +131,5 @@ func (s *Server) changeList(w http.ResponseWriter, q map[string][]string) {
 	} else {
 		out.NewStartPageToken = strconv.Itoa(len(s.changes) + 1)
 	}
-	writeJSON(w, out)
+	answer(w, q, out)
 }

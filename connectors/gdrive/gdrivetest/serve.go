@@ -1,14 +1,9 @@
 package gdrivetest
 
 import (
-	"crypto"
 	"crypto/md5"
-	"crypto/rsa"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,7 +30,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if id, ok := strings.CutPrefix(r.URL.Path, "/drive/v3/files/"); ok && (s.files[id] == nil || s.files[id].MimeType != FolderMime) {
 		s.PerFile++
 	}
-	user, ok := s.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+	g, ok := s.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+	user := g.subject
 	var fault string
 	if ok && len(s.faults) > 0 {
 		fault, s.faults = s.faults[0], s.faults[1:]
@@ -45,6 +41,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case !ok: // "Resolve errors", authError
 		writeError(w, "authError", driveError{status: http.StatusUnauthorized, domain: "global", message: "Invalid Credentials",
 			location: "Authorization", locationType: "header"})
+		return
+	case !driveScope(g.scopes):
+		insufficientScope(w, "drive.googleapis.com", "google.apps.drive.v3.DriveFiles."+r.Method)
 		return
 	case isBackend:
 		e := driveErrors[backend]
@@ -64,53 +63,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, drive.StartPageToken{Kind: "drive#startPageToken", StartPageToken: strconv.Itoa(len(s.changes) + 1)})
 		s.mu.Unlock()
 	case path == "/changes":
-		s.changeList(w, q)
+		s.changeList(w, q, user)
 	case path == "/about":
-		writeJSON(w, drive.About{Kind: "drive#about", User: &drive.User{Kind: "drive#user", EmailAddress: user}})
+		answer(w, q, drive.About{Kind: "drive#about", User: &drive.User{Kind: "drive#user", EmailAddress: user}})
 	case strings.HasPrefix(path, "/drives/"):
-		s.sharedDrive(w, strings.TrimPrefix(path, "/drives/"))
+		s.sharedDrive(w, q, strings.TrimPrefix(path, "/drives/"))
 	case strings.HasPrefix(path, "/files/"):
-		s.get(w, q, strings.TrimPrefix(path, "/files/"))
+		s.get(w, q, strings.TrimPrefix(path, "/files/"), user)
 	default:
 		writeError(w, "notFound", driveError{status: http.StatusNotFound, domain: "global", message: "Not Found: " + r.URL.Path})
 	}
 }
 
-// token checks a service account's signed JWT and issues an access token for its subject.
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
-	r.ParseForm()
-	parts := strings.Split(r.PostForm.Get("assertion"), ".")
-	if r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" || len(parts) != 3 {
-		http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
-		return
-	}
-	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
-	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if rsa.VerifyPKCS1v15(&s.key.PublicKey, crypto.SHA256, sum[:], sig) != nil {
-		http.Error(w, `{"error":"invalid_grant","error_description":"Invalid JWT Signature."}`, http.StatusBadRequest)
-		return
-	}
-	var claims struct {
-		Sub, Scope string
-	}
-	body, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	json.Unmarshal(body, &claims)
-	if !strings.Contains(claims.Scope, "drive") {
-		http.Error(w, `{"error":"invalid_scope"}`, http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	tok := fmt.Sprintf("ya29.fake-%d", len(s.tokens)+1)
-	s.tokens[tok] = claims.Sub
-	s.mu.Unlock()
-	writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3599})
-}
-
-// get answers files.get, of the metadata or (alt=media) the content. An item in a shared drive
-// is not found unless supportsAllDrives=true is sent (see notFound).
-func (s *Server) get(w http.ResponseWriter, q map[string][]string, id string) {
+// get answers files.get as user, of the metadata or (alt=media) the content. An item in a
+// shared drive is not found unless supportsAllDrives=true is sent, nor an item user cannot
+// read (see notFound).
+func (s *Server) get(w http.ResponseWriter, q map[string][]string, id, user string) {
 	s.mu.Lock()
 	f := s.files[id]
+	if f != nil && f.Hidden[user] {
+		f = nil
+	}
 	var content []byte
 	var meta *drive.File
 	var abusive bool
@@ -123,8 +96,8 @@ func (s *Server) get(w http.ResponseWriter, q map[string][]string, id string) {
 	case f == nil, meta.DriveId != "" && first(q, "supportsAllDrives") != "true":
 		writeError(w, "notFound", notFound(id))
 	case first(q, "alt") != "media":
-		writeJSON(w, trim(meta, q))
-	case meta.MimeType == FolderMime || strings.HasPrefix(meta.MimeType, "application/vnd.google-apps."):
+		answer(w, q, trim(meta, q))
+	case strings.HasPrefix(meta.MimeType, googleApps):
 		refuse(w, "fileNotDownloadable")
 	case abusive && first(q, "acknowledgeAbuse") != "true":
 		refuse(w, ReasonAbusive)
@@ -138,7 +111,7 @@ func (s *Server) get(w http.ResponseWriter, q map[string][]string, id string) {
 }
 
 // sharedDrive answers drives.get for a drive named (NameDrive) or holding items.
-func (s *Server) sharedDrive(w http.ResponseWriter, id string) {
+func (s *Server) sharedDrive(w http.ResponseWriter, q map[string][]string, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	name, ok := s.drives[id]
@@ -152,7 +125,7 @@ func (s *Server) sharedDrive(w http.ResponseWriter, id string) {
 			location: "driveId", locationType: "parameter"})
 		return
 	}
-	writeJSON(w, drive.Drive{Kind: "drive#drive", Id: id, Name: name})
+	answer(w, q, drive.Drive{Kind: "drive#drive", Id: id, Name: name})
 }
 
 func first(q map[string][]string, k string) string {
