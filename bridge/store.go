@@ -135,10 +135,16 @@ type DeliveryStore interface {
 	// once). It returns how many it changed.
 	Replay(ctx context.Context, ids []string, f DeliveryFilter, now time.Time) (int, error)
 	// DisableEndpoint and EnableEndpoint switch an endpoint off (after 410) and on again;
-	// DisabledEndpoints says which are off and why.
+	// DisabledEndpoints says which are off and why. DisableEndpoint decides the transition
+	// atomically: on an endpoint already disabled it changes nothing and emits no event, so
+	// several deliveries answered 410 at once, on one replica or several, make one
+	// endpoint.disabled.
 	DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...Event) error
 	EnableEndpoint(ctx context.Context, name string) error
 	DisabledEndpoints(ctx context.Context) (map[string]string, error)
+	// EndpointAttempts returns the newest attempts (at most limit) of endpoint's deliveries,
+	// newest first, whatever state the deliveries are in now.
+	EndpointAttempts(ctx context.Context, endpoint string, limit int) ([]EndpointAttempt, error)
 }
 
 // ExportStore keeps scheduled export runs and checkpoints, and the named leases that keep one

@@ -245,13 +245,18 @@ func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilte
 	return int(n), nil
 }
 
-// DisableEndpoint implements bridge.DeliveryStore; the events (endpoint.disabled) go to the
-// outbox in the same transaction.
+// DisableEndpoint implements bridge.DeliveryStore: only the transition from enabled writes (an
+// endpoint already disabled keeps its first reason and time; the row's unique name decides
+// between replicas), and only it emits the events (endpoint.disabled), in the same transaction.
 func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...bridge.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_state (name, disabled_at, reason) VALUES ($1,$2,$3)
-			ON CONFLICT (name) DO UPDATE SET disabled_at = excluded.disabled_at, reason = excluded.reason`, name, now.UnixNano(), reason); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO endpoint_state (name, disabled_at, reason) VALUES ($1,$2,$3)
+			ON CONFLICT (name) DO NOTHING`, name, now.UnixNano(), reason)
+		if err != nil {
 			return fmt.Errorf("disable endpoint %s: %w", name, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // already disabled: no transition, no event
 		}
 		for _, e := range events {
 			if err := emit(ctx, tx, e, now); err != nil {

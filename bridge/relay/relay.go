@@ -218,12 +218,15 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	case err == nil && res.Status == http.StatusGone:
 		d.Status, outcome = bridge.DeliveryDead, OutcomeGone
 		reason := "answered 410 Gone"
-		ev := bridge.Event{Type: EventEndpointDisabled, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
+		// The store decides the transition: of several deliveries answered 410 at once (here or
+		// on another replica), the first disables the endpoint and emits the one event, to
+		// the other endpoints (Endpoint); the others change nothing.
+		ev := bridge.Event{Type: EventEndpointDisabled, Endpoint: ep.Name, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
 		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
 			// The attempt is recorded all the same; the next 410 disables it again.
 			r.Log.Error("endpoint answered 410 Gone and could not be disabled", "endpoint", ep.Name, "err", err)
 		} else {
-			r.Log.Warn("endpoint disabled", "endpoint", ep.Name, "reason", reason)
+			r.Log.Warn("endpoint disabled (or already so)", "endpoint", ep.Name, "reason", reason)
 		}
 	default:
 		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter, r.Rand)
