@@ -212,7 +212,7 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	outcome := OutcomeFailed
 	switch {
 	case err == nil && res.Skipped:
-		d.Status, a.Error, outcome = bridge.DeliveryDelivered, "dropped by the endpoint's filter", OutcomeFiltered
+		d.Status, a.Error, outcome = bridge.DeliveryDelivered, FilteredNote, OutcomeFiltered
 	case err == nil && res.OK():
 		d.Status, outcome = bridge.DeliveryDelivered, OutcomeDelivered
 	case err == nil && res.Status == http.StatusGone:
@@ -263,6 +263,10 @@ func (r *Relay) logAttempt(ctx context.Context, d *bridge.Delivery, res Result, 
 	}
 	r.Log.Log(ctx, level, "delivery", attrs...)
 }
+
+// FilteredNote is the error text of an attempt the endpoint's filter dropped: no request was
+// made, and the delivery counts as delivered.
+const FilteredNote = "dropped by the endpoint's filter"
 
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
