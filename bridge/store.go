@@ -21,6 +21,10 @@ type JobFilter struct {
 	Source string
 	// DueBefore keeps jobs whose NextAt is at or before it (zero: any).
 	DueBefore time.Time
+	// Query, when set, keeps the jobs with it (any case, a part will do; ASCII letters only
+	// fold on SQLite) in their file name, item id, external id, author, owner (id, e-mail,
+	// name), job id or transcription id: what the status page's Jobs search finds.
+	Query string
 	// Limit bounds the result (0: no bound).
 	Limit int
 }

@@ -78,6 +78,7 @@ var methods = []struct {
 	{"Update", updateCases},
 	{"Job", jobCases},
 	{"Jobs", jobsCases},
+	{"Jobs/Query", jobQueryCases},
 	{"History", historyCases},
 	{"Counts", countsCases},
 	{"PendingEvents", pendingEventsCases},
