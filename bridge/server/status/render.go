@@ -46,8 +46,8 @@ var funcs = template.FuncMap{
 	},
 	"redact": api.Redact,
 	"join":   strings.Join,
-	"tail": idTail,
-	"ms": func(f float64) string { return fmt.Sprintf("%.0f ms", f) },
+	"tail":   idTail,
+	"ms":     func(f float64) string { return fmt.Sprintf("%.0f ms", f) },
 	"heldForm": func(j any, pk picker, csrf, here string) heldForm {
 		f := heldForm{Picker: pk, CSRF: csrf, Here: here}
 		switch j := j.(type) {
