@@ -79,6 +79,8 @@ type deliveryView struct {
 	Attempts []bridge.Attempt
 	// Data is the event's data as stored, secrets redacted.
 	Data string
+	// JobName is the file name of the delivery's job ("" when it has none, or it is gone).
+	JobName string
 }
 
 // delivery is GET /deliveries/{id}: the delivery, its event's data and every attempt.
@@ -92,6 +94,11 @@ func (p *Page) delivery(w http.ResponseWriter, r *http.Request, s *session) erro
 	}
 	d.LastError = api.Redact(d.LastError)
 	v := deliveryView{Delivery: d, Attempts: attempts, Data: api.Redact(string(d.Data))}
+	names, err := p.jobNames(r.Context(), []bridge.Delivery{*d})
+	if err != nil {
+		return err
+	}
+	v.JobName = names[d.JobID]
 	return p.render(w, r, s, http.StatusOK, "delivery.html", "Delivery "+d.ID, v)
 }
 

@@ -61,4 +61,8 @@ func TestIdsPeopleCanTellApart(t *testing.T) {
 		t.Errorf("the banner after a replay = %v, want it to name the file Quarterly review.mp4", m)
 	}
 	contains(t, "the deliveries list", page, ">"+idTail(d.ID)+"</code>", ">Quarterly review.mp4</a>")
+	_, page = rg.get(t, rg.client, "/deliveries/"+d.ID)
+	contains(t, "the delivery's page", page, ">Quarterly review.mp4 (job "+jobs[0].ID+")</a>")
+	_, page = rg.get(t, rg.client, "/jobs/"+jobs[0].ID)
+	contains(t, "the job's page", page, "<h1>Quarterly review.mp4 (job "+jobs[0].ID+")</h1>")
 }

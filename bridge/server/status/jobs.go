@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strconv"
@@ -118,7 +119,7 @@ func (p *Page) job(w http.ResponseWriter, r *http.Request, s *session) error {
 	if j.State == bridge.StateHeld {
 		v.Picker = p.picker(r)
 	}
-	return p.render(w, r, s, http.StatusOK, "job.html", "Job "+j.ID, v)
+	return p.render(w, r, s, http.StatusOK, "job.html", cmp.Or(j.Name, j.ItemID)+" (job "+j.ID+")", v)
 }
 
 // attemptEvent is one attempt of delivery d on a timeline.
