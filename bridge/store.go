@@ -121,8 +121,8 @@ type DeliveryStore interface {
 	// enabled, each the oldest pending one of its job at its endpoint (per-transcription order),
 	// until now+lease, and returns them with LeaseUntil set to it.
 	Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
-	// Record stores an attempt and the delivery's new state (status, attempts, next attempt),
-	// and frees its lease. When d.LeaseUntil is set and the delivery is no longer under that
+	// Record stores an attempt (under d.Endpoint: d is the delivery as claimed) and the
+	// delivery's new state (status, attempts, next attempt), and frees its lease. When d.LeaseUntil is set and the delivery is no longer under that
 	// claim (its lease ran out and another relay claimed it, or it was recorded since), the
 	// attempt is kept but the state is not, and Record returns ErrConflict: the newer claim
 	// decides. ErrDeliveryNotFound for an unknown delivery.

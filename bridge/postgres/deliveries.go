@@ -144,8 +144,8 @@ func record(ctx context.Context, tx *sql.Tx, d *bridge.Delivery, a bridge.Attemp
 	if err != nil {
 		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
-		VALUES ($1,$2,$3,$4,$5,$6)`, d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, endpoint, at, status, latency_ms, response, error)
+		VALUES ($1,$2,$3,$4,$5,$6,$7)`, d.ID, d.Endpoint, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
 		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
 	}
 	if !d.LeaseUntil.IsZero() && lease != d.LeaseUntil.UnixNano() {

@@ -7,12 +7,13 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 )
 
-// EndpointAttempts implements bridge.DeliveryStore: the attempts read newest first by their
-// sequence, joined to their deliveries, whatever those deliveries' states.
+// EndpointAttempts implements bridge.DeliveryStore: the attempts read newest first from the end
+// of the endpoint's range of delivery_attempts_endpoint, joined to their deliveries, whatever
+// those deliveries' states.
 func (s *Store) EndpointAttempts(ctx context.Context, endpoint string, limit int) ([]bridge.EndpointAttempt, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT a.at, a.status, a.latency_ms, a.response, a.error, d.id, d.type
 		FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
-		WHERE d.endpoint = ? ORDER BY a.seq DESC LIMIT ?`, endpoint, limit)
+		WHERE a.endpoint = ? ORDER BY a.seq DESC LIMIT ?`, endpoint, limit)
 	if err != nil {
 		return nil, fmt.Errorf("attempts of endpoint %s: %w", endpoint, err)
 	}
