@@ -49,6 +49,8 @@ func TestIdsPeopleCanTellApart(t *testing.T) {
 	}
 
 	held := rg.heldJob(t, "Board meeting.mp4")
+	_, page = rg.get(t, rg.client, "/held")
+	contains(t, "the held queue", page, ">Board meeting.mp4</a>", ">"+idTail(held.ID)+"</code>")
 	rg.post(t, rg.client, "/held/"+held.ID+"/reassign", url.Values{"csrf": {csrf}, "member": {"m-sam"}})
 	_, page = rg.get(t, rg.client, "/held")
 	if m := flashText.FindStringSubmatch(page); m == nil || !strings.Contains(m[1], "Board meeting.mp4") {
