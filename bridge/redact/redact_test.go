@@ -102,8 +102,8 @@ func TestTranscription(t *testing.T) {
 	s := must(t, redact.Config{Kinds: []string{redact.Email, redact.Card}})
 	str := func(v string) *string { return &v }
 	in := &api.Transcription{ID: "t1", Title: str("Call with jo@example.com"), Summary: str("plain"),
-		Text: str("jo@example.com paid with 4111111111111111"),
-		Segments: []api.Segment{{ID: 1, Text: "mail jo@example.com"}, {ID: 2, Text: "nothing"}},
+		Text:          str("jo@example.com paid with 4111111111111111"),
+		Segments:      []api.Segment{{ID: 1, Text: "mail jo@example.com"}, {ID: 2, Text: "nothing"}},
 		PromptResults: []api.Report{{ID: "r1", Text: str("card 4111 1111 1111 1111")}, {ID: "r2"}}}
 	out, counts := redact.Transcription(s, in)
 	if want := (redact.Counts{"email": 3, "card": 2}); !maps.Equal(counts, want) {
