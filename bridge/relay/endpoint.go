@@ -15,6 +15,7 @@ import (
 	"github.com/itchyny/gojq"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/redact"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 )
 
@@ -70,12 +71,28 @@ type EndpointConfig struct {
 	// receiver's periodic outage is not hit at every attempt; its length plus one is the number
 	// of attempts before a dead letter.
 	RetrySchedule []time.Duration `koanf:"retry_schedule"`
+	// Redact lists what is removed from full payloads before they are signed: email, phone,
+	// card, iban, ip (each match becomes [email], [phone], ...; the data's redactions counts them).
+	Redact []string `koanf:"redact"`
+	// RedactPatterns are named regular expressions (RE2) also removed; each match becomes
+	// [name]. A pattern that does not compile refuses to start, naming its key.
+	RedactPatterns map[string]string `koanf:"redact_patterns"`
+	// DefaultRegion is the region (ISO 3166 code, as US or GB) of phone numbers written
+	// without a country code; without one only numbers starting with + are redacted.
+	DefaultRegion string `koanf:"default_region"`
+}
+
+// redaction returns the redaction settings of c.
+func (c *EndpointConfig) redaction() redact.Config {
+	return redact.Config{Kinds: c.Redact, Patterns: c.RedactPatterns, DefaultRegion: c.DefaultRegion}
 }
 
 // Endpoint is a checked endpoint with its jq programs compiled.
 type Endpoint struct {
 	EndpointConfig
 	filter, transform *gojq.Code
+	// redactor removes what Redact and RedactPatterns name from full payloads; nil: nothing.
+	redactor *redact.Set
 	// target is URL parsed and header the headers every POST carries (staticHeader), made
 	// once by NewEndpoint.
 	target *url.URL
@@ -131,6 +148,9 @@ func (c *EndpointConfig) Validate() error {
 		if d <= 0 {
 			return fmt.Errorf("retry_schedule[%d]: %v is not positive", i, d)
 		}
+	}
+	if err := c.redaction().Validate(); err != nil {
+		return err
 	}
 	if _, err := compile(c.Filter); err != nil {
 		return fmt.Errorf("filter: %w", err)
@@ -192,6 +212,9 @@ func NewEndpoint(c EndpointConfig) (*Endpoint, error) {
 	e.transform, _ = compile(c.Transform)
 	e.target, _ = url.Parse(c.URL) // Validate parsed it
 	e.header = staticHeader(c.Headers)
+	if rc := c.redaction(); !rc.Empty() {
+		e.redactor, _ = redact.New(rc) // Validate compiled it
+	}
 	return e, nil
 }
 
