@@ -70,8 +70,8 @@ type Config struct {
 
 	redactor *redact.Set // nil: nothing to redact
 	since    time.Time
-	dest  *template.Template
-	sched cron.Schedule
+	dest     *template.Template
+	sched    cron.Schedule
 }
 
 // S3Config reaches an S3 or S3-compatible destination.
