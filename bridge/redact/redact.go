@@ -68,13 +68,15 @@ func (c Config) Validate() error {
 
 // rule is one pass over a text: a candidate expression and a check of each candidate, which
 // returns the text to put in its place (or the candidate itself to keep it) and whether it
-// replaced something.
+// replaced something. A built-in rule also has next, which finds where a candidate may start
+// (a byte scan, much faster than an unanchored expression), and re is then anchored there.
 type rule struct {
 	kind  string
 	re    *regexp.Regexp
 	check func(candidate string) (string, bool)
-	// hint is a byte every candidate holds ('@' for e-mails), to skip texts without one; 0: none.
-	hint byte
+	// next returns the first index at or after from where a candidate may start, or -1; nil:
+	// re is unanchored and searched by the regexp package.
+	next func(text string, from int) int
 }
 
 // Set is a Redactor made of a Config: the named patterns (in name order), then the built-in
@@ -110,7 +112,7 @@ func New(c Config) (*Set, error) {
 	}
 	for _, k := range Kinds {
 		if slices.Contains(c.Kinds, k) {
-			s.rules = append(s.rules, builtin(k, region))
+			s.rules = append(s.rules, builtin(k, region)...)
 		}
 	}
 	return s, nil
@@ -120,27 +122,74 @@ func New(c Config) (*Set, error) {
 // when s has no rules).
 func (s *Set) Redact(text string, counts Counts) string {
 	for _, r := range s.rules {
-		if r.hint != 0 && strings.IndexByte(text, r.hint) < 0 {
-			continue
+		var n int
+		if r.next != nil {
+			text, n = r.scan(text)
+		} else {
+			text, n = r.replaceAll(text)
 		}
-		n := 0
-		out := r.re.ReplaceAllStringFunc(text, func(m string) string {
-			if r.check == nil {
-				n++
-				return "[" + r.kind + "]"
-			}
-			repl, ok := r.check(m)
-			if ok {
-				n++
-			}
-			return repl
-		})
 		if n > 0 {
 			counts[r.kind] += n
-			text = out
 		}
 	}
 	return text
+}
+
+// replace returns what replaces candidate m, and whether it is a match.
+func (r *rule) replace(m string) (string, bool) {
+	if r.check == nil {
+		return "[" + r.kind + "]", true
+	}
+	return r.check(m)
+}
+
+// replaceAll applies an unanchored rule (a named pattern) to text.
+func (r *rule) replaceAll(text string) (string, int) {
+	n := 0
+	out := r.re.ReplaceAllStringFunc(text, func(m string) string {
+		repl, ok := r.replace(m)
+		if ok {
+			n++
+		}
+		return repl
+	})
+	if n == 0 {
+		return text, 0
+	}
+	return out, n
+}
+
+// scan applies a built-in rule to text: its anchored expression at each place next finds,
+// a candidate's end being where the search goes on.
+func (r *rule) scan(text string) (string, int) {
+	var b strings.Builder
+	n, done := 0, 0 // text[:done] is in b (once n > 0)
+	for i := 0; i < len(text); {
+		at := r.next(text, i)
+		if at < 0 {
+			break
+		}
+		loc := r.re.FindStringIndex(text[at:])
+		if loc == nil || loc[1] == 0 {
+			i = at + 1
+			continue
+		}
+		m := text[at : at+loc[1]]
+		if repl, ok := r.replace(m); ok {
+			if n == 0 {
+				b.Grow(len(text))
+			}
+			b.WriteString(text[done:at])
+			b.WriteString(repl)
+			done, n = at+len(m), n+1
+		}
+		i = at + len(m)
+	}
+	if n == 0 {
+		return text, 0
+	}
+	b.WriteString(text[done:])
+	return b.String(), n
 }
 
 // Empty reports whether s redacts nothing.
