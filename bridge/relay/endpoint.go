@@ -80,6 +80,14 @@ type EndpointConfig struct {
 	// DefaultRegion is the region (ISO 3166 code, as US or GB) of phone numbers written
 	// without a country code; without one only numbers starting with + are redacted.
 	DefaultRegion string `koanf:"default_region"`
+	// RateLimit is the endpoint's quota, "N/period": at most N requests at once and N per
+	// period on average ("10/s", "100/10s", "600/m"); empty: none. Replicas share it, each
+	// taking N divided by the live replicas. A Retry-After the endpoint answers is honoured
+	// beside it.
+	RateLimit string `koanf:"rate_limit"`
+	// AlertAfter is how long the endpoint may fail (no attempt delivered since the first that
+	// failed) before endpoint.failing is sent, once (default 1h).
+	AlertAfter time.Duration `koanf:"alert_after"`
 }
 
 // redaction returns the redaction settings of c.
@@ -91,6 +99,8 @@ func (c *EndpointConfig) redaction() redact.Config {
 type Endpoint struct {
 	EndpointConfig
 	filter, transform *gojq.Code
+	// quota is this replica's share of RateLimit; nil: none.
+	quota *quota
 	// redactor removes what Redact and RedactPatterns name from full payloads; nil: nothing.
 	redactor *redact.Set
 	// target is URL parsed and header the headers every POST carries (staticHeader), made
@@ -98,6 +108,10 @@ type Endpoint struct {
 	target *url.URL
 	header http.Header
 }
+
+// DefaultAlertAfter is how long an endpoint fails before endpoint.failing when it sets no
+// alert_after.
+const DefaultAlertAfter = time.Hour
 
 // DefaultTimeout bounds one attempt when an endpoint sets no timeout.
 const DefaultTimeout = 15 * time.Second
@@ -113,6 +127,9 @@ func (c *EndpointConfig) setDefaults() {
 	}
 	if len(c.RetrySchedule) == 0 {
 		c.RetrySchedule = Schedule
+	}
+	if c.AlertAfter == 0 {
+		c.AlertAfter = DefaultAlertAfter
 	}
 }
 
@@ -148,6 +165,14 @@ func (c *EndpointConfig) Validate() error {
 		if d <= 0 {
 			return fmt.Errorf("retry_schedule[%d]: %v is not positive", i, d)
 		}
+	}
+	if c.RateLimit != "" {
+		if _, _, err := ParseRateLimit(c.RateLimit); err != nil {
+			return fmt.Errorf("rate_limit: %w", err)
+		}
+	}
+	if c.AlertAfter < 0 {
+		return fmt.Errorf("alert_after: %v is negative", c.AlertAfter)
 	}
 	if err := c.redaction().Validate(); err != nil {
 		return err
@@ -212,6 +237,10 @@ func NewEndpoint(c EndpointConfig) (*Endpoint, error) {
 	e.transform, _ = compile(c.Transform)
 	e.target, _ = url.Parse(c.URL) // Validate parsed it
 	e.header = staticHeader(c.Headers)
+	if c.RateLimit != "" {
+		n, per, _ := ParseRateLimit(c.RateLimit) // Validate parsed it
+		e.quota = newQuota(n, per)
+	}
 	if rc := c.redaction(); !rc.Empty() {
 		e.redactor, _ = redact.New(rc) // Validate compiled it
 	}

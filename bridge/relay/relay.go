@@ -167,8 +167,11 @@ func (r *Relay) recorded(items []bridge.RecordItem) error {
 // is false when ctx ended first (nothing to record: the lease runs out and the delivery is
 // tried again).
 func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.RecordItem, ok bool) {
-	now := r.now()
 	ep := r.byName[d.Endpoint]
+	if ep != nil && !ep.quota.wait(ctx, quotaWithin(ep, d, r.now())) {
+		return bridge.RecordItem{}, false // its turn would come after its lease: claimed again later
+	}
+	now := r.now()
 	d.Attempts++
 	a := bridge.Attempt{At: now}
 	if ep == nil { // claimed for an endpoint no longer configured
@@ -236,6 +239,16 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	r.logAttempt(ctx, d, res, a)
 	r.observe(d, outcome, r.now())
 	return bridge.RecordItem{Delivery: d, Attempt: a}, true
+}
+
+// quotaWithin is how long an attempt of d may wait for ep's rate limit: until a second and the
+// endpoint's timeout before d's lease ends (at least a millisecond); 0 (no bound) for a
+// delivery not leased.
+func quotaWithin(ep *Endpoint, d *bridge.Delivery, now time.Time) time.Duration {
+	if d.LeaseUntil.IsZero() {
+		return 0
+	}
+	return max(time.Millisecond, d.LeaseUntil.Sub(now)-ep.Timeout-time.Second)
 }
 
 // logAttempt logs one attempt of d: at INFO when delivered, WARN when it failed and will be

@@ -101,6 +101,8 @@ var methods = []struct {
 	{"DisableEndpoint", disableEndpointCases},
 	{"EnableEndpoint", enableEndpointCases},
 	{"DisabledEndpoints", disabledEndpointsCases},
+	{"AlertEndpoint", alertEndpointCases},
+	{"EndpointRecovered", endpointRecoveredCases},
 	{"ClaimRun", claimRunCases},
 	{"RenewRun", renewRunCases},
 	{"FinishRun", finishRunCases},
