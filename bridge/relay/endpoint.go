@@ -26,7 +26,7 @@ const EventEndpointDisabled = "endpoint.disabled"
 var EventTypes = []string{
 	bridge.EventUploaded, bridge.EventCompleted, bridge.EventFailed, bridge.EventInsufficientBalance,
 	bridge.EventReportCompleted, bridge.EventReportFailed, bridge.EventHeld, bridge.EventSkipped,
-	"export.completed", "export.failed", EventEndpointDisabled,
+	"export.completed", "export.failed", EventEndpointDisabled, EventEndpointFailing,
 }
 
 // Payload forms.
