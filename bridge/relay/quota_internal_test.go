@@ -29,7 +29,9 @@ func TestReplicasShareTheRateLimit(t *testing.T) {
 		r.init()
 		relays = append(relays, r)
 	}
-	share := func(r *Relay) (rate.Limit, int) { return r.Endpoints[0].quota.lim.Limit(), r.Endpoints[0].quota.lim.Burst() }
+	share := func(r *Relay) (rate.Limit, int) {
+		return r.Endpoints[0].quota.lim.Limit(), r.Endpoints[0].quota.lim.Burst()
+	}
 	if l, b := share(relays[0]); l != 10 || b != 100 {
 		t.Errorf("alone: %v/s, burst %d; want 10/s, burst 100", l, b)
 	}
