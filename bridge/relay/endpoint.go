@@ -51,7 +51,8 @@ type EndpointConfig struct {
 	// Secrets sign every message; several while a secret rotates (the new one first). Set in
 	// Go, or read from SecretFile or Secret by ReadSecrets.
 	Secrets []webhook.Secret `koanf:"-"`
-	// Events are the event types the endpoint receives; empty means every type.
+	// Events are the event types the endpoint receives; empty means every type but
+	// endpoint.failing, which goes only to the endpoints that name it.
 	Events []string `koanf:"events"`
 	// Filter is an optional jq expression; a message is sent only when it yields true.
 	Filter string `koanf:"filter"`
@@ -258,9 +259,11 @@ func compile(src string) (*gojq.Code, error) {
 	return gojq.Compile(q)
 }
 
-// Wants reports whether the endpoint subscribes to event type typ.
+// Wants reports whether the endpoint subscribes to event type typ. endpoint.failing goes only
+// to endpoints that name it in Events (an alerting channel): the failing endpoint, subscribed
+// to every type, would not take it.
 func (e *Endpoint) Wants(typ string) bool {
-	return len(e.Events) == 0 || slices.Contains(e.Events, typ)
+	return (len(e.Events) == 0 && typ != EventEndpointFailing) || slices.Contains(e.Events, typ)
 }
 
 // Shape applies the endpoint's filter and transform to a message (as decoded JSON: the
