@@ -84,3 +84,33 @@ var endpointRecoveredCases = []testCase{
 		}
 	}},
 }
+
+var replayMissedCases = []testCase{
+	{"leaves the delivered ones", func(t *testing.T, d *db) {
+		evs := d.events(t, 3)
+		statuses := []bridge.DeliveryStatus{bridge.DeliveryDelivered, bridge.DeliveryDead, bridge.DeliveryPending}
+		var ids []string
+		for i, e := range evs {
+			dl := d.fanOut(t, e, t0.Add(time.Duration(i)*time.Minute), "crm")[0]
+			d.record(t, dl, statuses[i], t0.Add(time.Hour), t0.Add(time.Duration(i)*time.Minute))
+			ids = append(ids, dl.ID)
+		}
+		now := t0.Add(2 * time.Hour)
+		if n, err := d.Replay(ctx, nil, bridge.DeliveryFilter{Endpoint: "crm", Since: t0, Missed: true}, now); err != nil || n != 2 {
+			t.Fatalf("Replay(crm, missed) = %d, %v; want 2", n, err)
+		}
+		for i, id := range ids {
+			got, _, _ := d.Delivery(ctx, id)
+			want := bridge.DeliveryPending
+			if i == 0 {
+				want = bridge.DeliveryDelivered
+			}
+			if got.Status != want || (i > 0 && !got.NextAttemptAt.Equal(now)) {
+				t.Errorf("Delivery(%d) after Replay(missed) = %s due %v, want %s", i, got.Status, got.NextAttemptAt, want)
+			}
+		}
+		if ds, _ := d.Deliveries(ctx, bridge.DeliveryFilter{Missed: true}); len(ds) != 2 {
+			t.Errorf("Deliveries(missed) = %d, want 2", len(ds))
+		}
+	}},
+}

@@ -98,6 +98,7 @@ var methods = []struct {
 	{"Deliveries", deliveriesCases},
 	{"Delivery", deliveryCases},
 	{"Replay", replayCases},
+	{"Replay/Missed", replayMissedCases},
 	{"DisableEndpoint", disableEndpointCases},
 	{"EnableEndpoint", enableEndpointCases},
 	{"DisabledEndpoints", disabledEndpointsCases},
