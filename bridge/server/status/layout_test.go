@@ -1,0 +1,254 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/connectors"
+)
+
+// chromiumPath is Debian's Chromium (apt-get install -y chromium; .ci/run installs it).
+const chromiumPath = "/usr/bin/chromium"
+
+// Real text, as long as it comes: a receiver's error with its URL, a file name from Meet, an
+// endpoint named after its system, a reason quoting an API's answer, an id without spaces.
+const (
+	longEndpoint = "crm-production-eu-west-1-customer-relationship-management-transcripts-receiver"
+	longSource   = "google-drive-shared-drive-sales-emea-quarterly-business-reviews-and-customer-calls"
+	longFile     = "Quarterly business review with the whole EMEA sales organisation, partners and guests (2026-11-20 10:00 GMT+1) final-final-v3.mp4"
+	longError    = `Post "https://crm-production-eu-west-1.internal.example.com/api/v2/integrations/transcript-bridge/hooks/transcripts?tenant=acme-corporation-international&region=eu-west-1": dial tcp: lookup crm-production-eu-west-1.internal.example.com on 127.0.0.53:53: no such host`
+	longToken    = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a089f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	longReason   = "source_blocked: source " + longSource + ": Drive answered 403 downloadQuotaExceeded: The download quota for this file has been exceeded. (" + longToken + ")"
+)
+
+// failingAPI answers with a long error, as a workspace behind a proxy that refuses does.
+type failingAPI struct{}
+
+func (failingAPI) Workspace(context.Context) (*api.Workspace, error) {
+	return nil, errors.New("api: GET /workspace: " + longError)
+}
+func (failingAPI) Members(context.Context) ([]api.Member, error) {
+	return nil, errors.New("api: GET /workspace/members: " + longError)
+}
+
+// longTextRig is a page whose store holds the longest real text each view shows: held, failed
+// and done jobs with long names and reasons, dead deliveries with long errors to a disabled
+// endpoint with a long name, a failed export, audit entries with long details. It returns the
+// paths of every view, signed-in views first (the sign-in page is the last).
+func longTextRig(t *testing.T) (*rig, []string) {
+	t.Helper()
+	rg := newRig(t, func(o *Options) {
+		o.API = failingAPI{}
+		o.Sources = []string{"inbox", longSource}
+		o.Endpoints = []Endpoint{{Name: "crm", URL: "https://crm.example/hook"},
+			{Name: longEndpoint, URL: "https://crm-production-eu-west-1.internal.example.com/api/v2/integrations/transcript-bridge/hooks/transcripts"}}
+	})
+	ctx := context.Background()
+	recs := []connectors.Recording{
+		{ItemID: "calls/2026/11/" + longFile, Version: longToken, Name: longFile, Size: 1 << 30, Link: "https://drive.google.com/file/d/" + longToken + "/view",
+			Owner: &connectors.Owner{Provider: "gdrive", ID: longToken, Email: "someone.with.a.very.long.name@sales-emea.example-corporation.com"}},
+		{ItemID: "short.wav", Version: "1", Name: "short.wav", Size: 4096},
+	}
+	jobs, err := rg.store.AddRecordings(ctx, longSource, recs, "", t0)
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("AddRecordings = %v, %v", jobs, err)
+	}
+	held := jobs[0]
+	held.State, held.Hold, held.Reason, held.ExternalID, held.UpdatedAt = bridge.StateHeld, bridge.HoldSourceBlocked, longReason, "gdrive:"+longToken, t0
+	if err := rg.store.Update(ctx, &held, bridge.StateDiscovered, longReason); err != nil {
+		t.Fatal(err)
+	}
+	failed := jobs[1]
+	failed.State, failed.Reason, failed.UpdatedAt = bridge.StateFailed, "failed: "+longError, t0
+	if err := rg.store.Update(ctx, &failed, bridge.StateDiscovered, failed.Reason); err != nil {
+		t.Fatal(err)
+	}
+	d := deadWithError(t, rg, &held, longEndpoint)
+	at := t0.Add(3 * time.Second)
+	if err := rg.store.DisableEndpoint(ctx, longEndpoint, "answered 410 Gone: "+longError, at); err != nil {
+		t.Fatal(err)
+	}
+	tick := t0.Truncate(time.Hour)
+	rg.store.ClaimRun(ctx, "nightly-export-of-every-completed-transcript-to-the-archive-bucket", tick, t0, time.Minute)
+	rg.store.FinishRun(ctx, bridge.ExportRun{Export: "nightly-export-of-every-completed-transcript-to-the-archive-bucket", Tick: tick,
+		Status: bridge.ExportFailed, Location: "s3://archive-bucket-eu-west-1/transcripts/" + longToken, Error: "put object: " + longError,
+		StartedAt: t0, FinishedAt: t0}, nil, tick, bridge.Event{Type: bridge.EventExportFailed})
+	rg.store.Audit(ctx, bridge.AuditEntry{At: t0, Who: "admin session 1a2b3c4d from 2001:db8:85a3:8d3:1319:8a2e:370:7348", Action: "replay",
+		Targets: []string{d.ID, held.ID, longToken}, Detail: "every dead delivery to " + longEndpoint + " since " + t0.Format(time.RFC3339), Error: longError})
+	return rg, []string{
+		"/", "/jobs", "/jobs?q=" + "Quarterly", "/jobs/" + held.ID, "/jobs/" + failed.ID, "/held", "/deliveries",
+		"/deliveries?status=dead", "/deliveries/" + d.ID, "/endpoints", "/exports", "/audit",
+	}
+}
+
+// deadWithError gives job j an event delivered to endpoint, dead after one attempt that failed
+// with longError and an answer of long unbroken text, and returns the delivery.
+func deadWithError(t *testing.T, rg *rig, j *bridge.Job, endpoint string) bridge.Delivery {
+	t.Helper()
+	ctx := context.Background()
+	j.UpdatedAt = t0.Add(time.Second)
+	if err := rg.store.Update(ctx, j, j.State, "", bridge.Event{Type: bridge.EventHeld, JobID: j.ID, Data: []byte(`{"reason":"` + longReason + `"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := rg.store.PendingEvents(ctx, 10)
+	if err != nil || len(pending) == 0 {
+		t.Fatalf("PendingEvents = %v, %v", pending, err)
+	}
+	e := pending[len(pending)-1]
+	if err := rg.store.FanOut(ctx, bridge.EventRef{EventID: e.ID, Type: e.Type, JobID: e.JobID}, []string{endpoint}, t0); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := rg.store.Claim(ctx, endpoint, t0.Add(time.Second), time.Minute, 1)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("Claim = %v, %v", claimed, err)
+	}
+	d := claimed[0]
+	at := t0.Add(2 * time.Second)
+	d.Status, d.Attempts, d.LastError, d.UpdatedAt = bridge.DeliveryDead, 1, longError, at
+	if err := rg.store.Record(ctx, &d, bridge.Attempt{At: at, Latency: 3, Error: longError, Response: strings.Repeat("<html><body>"+longToken, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// overflowJS lists what overflows horizontally, as "what: how": the document wider than the
+// window, and each element of a card (or of main) that reaches outside it or whose content
+// spills out of its own box, unless a scrolling or clipping box inside the card holds it.
+const overflowJS = `(() => {
+  const out = [];
+  const de = document.documentElement;
+  if (de.scrollWidth > de.clientWidth) out.push("document: scrollWidth " + de.scrollWidth + " > clientWidth " + de.clientWidth);
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : "");
+  const clipped = (el, box) => {
+    for (let p = el.parentElement; p && p !== box; p = p.parentElement) {
+      const ox = getComputedStyle(p).overflowX;
+      if (ox !== "visible") return true;
+    }
+    return false;
+  };
+  const reported = new Set();
+  const under = (el) => { for (let p = el.parentElement; p; p = p.parentElement) if (reported.has(p)) return true; return false; };
+  for (const el of document.querySelectorAll("main *, header *")) {
+    const box = el.closest(".card") || el.closest("main") || el.closest("header");
+    if (!box || box === el || clipped(el, box) || under(el)) continue;
+    const cs = getComputedStyle(el);
+    if (cs.display === "none" || cs.position === "absolute") continue;
+    const r = el.getBoundingClientRect(), b = box.getBoundingClientRect();
+    const text = (el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 60);
+    if (r.width > 0 && (r.right > b.right + 1 || r.left < b.left - 1)) {
+      reported.add(el);
+      out.push(name(el) + " [" + text + "]: " + Math.round(r.left) + ".." + Math.round(r.right) + " outside " + name(box) + " " + Math.round(b.left) + ".." + Math.round(b.right));
+    } else if (cs.overflowX === "visible" && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) {
+      reported.add(el);
+      out.push(name(el) + " [" + text + "]: content " + el.scrollWidth + " px in " + el.clientWidth + " px");
+    }
+  }
+  return out.slice(0, 20);
+})()`
+
+// TestLayoutHoldsRealText renders every view at 1280×800 and 390×844 with the longest real
+// names, reasons and errors, and fails on horizontal overflow: the document wider than the
+// window, or anything wider than its card. Each view's screenshot is kept among the test's
+// artefacts (go test -artifacts -outputdir DIR).
+func TestLayoutHoldsRealText(t *testing.T) {
+	ctx := newBrowser(t)
+	rg, paths := longTextRig(t)
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+	browse(t, ctx, 30*time.Second, "the sign-in page", chromedp.Navigate(rg.srv.URL+"/"), chromedp.WaitVisible(css(`#token`)))
+	browse(t, ctx, 30*time.Second, "sign in", chromedp.SendKeys(css(`#token`), testToken), chromedp.Submit(css(`#token`)),
+		chromedp.WaitVisible(css(`#h-jobs`)))
+	sizes := []struct {
+		name string
+		w, h int64
+	}{{"desktop", 1280, 800}, {"phone", 390, 844}}
+	for _, size := range sizes {
+		browse(t, ctx, 10*time.Second, "resize", chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)))
+		for _, p := range paths {
+			browse(t, ctx, 30*time.Second, "open "+p, chromedp.Navigate(rg.srv.URL+p), chromedp.WaitVisible(css("main h1")))
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			over, err := chromedp.Run(cctx, chromedp.Evaluate[[]string](overflowJS))
+			cancel()
+			if err != nil {
+				t.Fatalf("browser: measure %s: %v", p, err)
+			}
+			shot := screenshot(t, ctx, fmt.Sprintf("%s-%s.png", size.name, pageFileName(p)))
+			if len(over) > 0 {
+				t.Errorf("%s at %d×%d overflows horizontally (%s):\n  %s", p, size.w, size.h, shot, strings.Join(over, "\n  "))
+			}
+		}
+	}
+}
+
+// pageFileName turns a path into a file name for its screenshot.
+func pageFileName(p string) string {
+	r := strings.NewReplacer("/", "_", "?", "_", "=", "-", "&", "_")
+	if s := strings.Trim(r.Replace(p), "_"); s != "" {
+		if len(s) > 40 {
+			s = s[:40]
+		}
+		return s
+	}
+	return "overview"
+}
+
+// newBrowser starts a headless Chromium for t with a fresh profile and returns a context
+// driving its first tab. Without Chromium the test skips, and fails under CI=true.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is missing under CI (.ci/run installs it with apt-get install -y chromium): %v", chromiumPath, err)
+		}
+		t.Skipf("%s is missing: apt-get install -y chromium to run the browser tests", chromiumPath)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath), chromedp.UserDataDir(t.TempDir()), chromedp.Headless, chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 800),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", chromiumPath, err)
+	}
+	return ctx
+}
+
+// browse runs actions in the browser within d, failing the test with what as the step.
+func browse(t *testing.T, ctx context.Context, d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	cctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := chromedp.Do(cctx, actions...); err != nil {
+		t.Fatalf("browser: %s: %v", what, err)
+	}
+}
+
+// screenshot saves the whole page as name among the test's artefacts and returns its path.
+func screenshot(t *testing.T, ctx context.Context, name string) string {
+	t.Helper()
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(cctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		t.Fatalf("browser: screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(t.ArtifactDir(), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
