@@ -32,6 +32,9 @@ const (
 	longReason   = "source_blocked: source " + longSource + ": Drive answered 403 downloadQuotaExceeded: The download quota for this file has been exceeded. (" + longToken + ")"
 )
 
+// view is one page of the status page: a name for its screenshot and its path.
+type view struct{ name, path string }
+
 // failingAPI answers with a long error, as a workspace behind a proxy that refuses does.
 type failingAPI struct{}
 
@@ -45,8 +48,8 @@ func (failingAPI) Members(context.Context) ([]api.Member, error) {
 // longTextRig is a page whose store holds the longest real text each view shows: held, failed
 // and done jobs with long names and reasons, dead deliveries with long errors to a disabled
 // endpoint with a long name, a failed export, audit entries with long details. It returns the
-// paths of every view, signed-in views first (the sign-in page is the last).
-func longTextRig(t *testing.T) (*rig, []string) {
+// views the status page has.
+func longTextRig(t *testing.T) (*rig, []view) {
 	t.Helper()
 	rg := newRig(t, func(o *Options) {
 		o.API = failingAPI{}
@@ -86,9 +89,10 @@ func longTextRig(t *testing.T) (*rig, []string) {
 		StartedAt: t0, FinishedAt: t0}, nil, tick, bridge.Event{Type: bridge.EventExportFailed})
 	rg.store.Audit(ctx, bridge.AuditEntry{At: t0, Who: "admin session 1a2b3c4d from 2001:db8:85a3:8d3:1319:8a2e:370:7348", Action: "replay",
 		Targets: []string{d.ID, held.ID, longToken}, Detail: "every dead delivery to " + longEndpoint + " since " + t0.Format(time.RFC3339), Error: longError})
-	return rg, []string{
-		"/", "/jobs", "/jobs?q=" + "Quarterly", "/jobs/" + held.ID, "/jobs/" + failed.ID, "/held", "/deliveries",
-		"/deliveries?status=dead", "/deliveries/" + d.ID, "/endpoints", "/exports", "/audit",
+	return rg, []view{
+		{"overview", "/"}, {"jobs", "/jobs"}, {"jobs-search", "/jobs?q=Quarterly"}, {"job-held", "/jobs/" + held.ID},
+		{"job-failed", "/jobs/" + failed.ID}, {"held", "/held"}, {"deliveries", "/deliveries"}, {"dead-letters", "/deliveries?status=dead"},
+		{"delivery", "/deliveries/" + d.ID}, {"endpoints", "/endpoints"}, {"exports", "/exports"}, {"audit", "/audit"},
 	}
 }
 
@@ -140,7 +144,8 @@ const overflowJS = `(() => {
   const reported = new Set();
   const under = (el) => { for (let p = el.parentElement; p; p = p.parentElement) if (reported.has(p)) return true; return false; };
   for (const el of document.querySelectorAll("main *, header *")) {
-    const box = el.closest(".card") || el.closest("main") || el.closest("header");
+    const up = el.parentElement;
+    const box = up && (up.closest(".card") || up.closest("main") || up.closest("header"));
     if (!box || box === el || clipped(el, box) || under(el)) continue;
     const cs = getComputedStyle(el);
     if (cs.display === "none" || cs.position === "absolute") continue;
@@ -163,7 +168,7 @@ const overflowJS = `(() => {
 // artefacts (go test -artifacts -outputdir DIR).
 func TestLayoutHoldsRealText(t *testing.T) {
 	ctx := newBrowser(t)
-	rg, paths := longTextRig(t)
+	rg, views := longTextRig(t)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	browse(t, ctx, 30*time.Second, "the sign-in page", chromedp.Navigate(rg.srv.URL+"/"), chromedp.WaitVisible(css(`#token`)))
 	browse(t, ctx, 30*time.Second, "sign in", chromedp.SendKeys(css(`#token`), testToken), chromedp.Submit(css(`#token`)),
@@ -174,7 +179,8 @@ func TestLayoutHoldsRealText(t *testing.T) {
 	}{{"desktop", 1280, 800}, {"phone", 390, 844}}
 	for _, size := range sizes {
 		browse(t, ctx, 10*time.Second, "resize", chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)))
-		for _, p := range paths {
+		for _, v := range views {
+			p := v.path
 			browse(t, ctx, 30*time.Second, "open "+p, chromedp.Navigate(rg.srv.URL+p), chromedp.WaitVisible(css("main h1")))
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			over, err := chromedp.Run(cctx, chromedp.Evaluate[[]string](overflowJS))
@@ -182,24 +188,12 @@ func TestLayoutHoldsRealText(t *testing.T) {
 			if err != nil {
 				t.Fatalf("browser: measure %s: %v", p, err)
 			}
-			shot := screenshot(t, ctx, fmt.Sprintf("%s-%s.png", size.name, pageFileName(p)))
+			shot := screenshot(t, ctx, fmt.Sprintf("%s-%s.png", size.name, v.name))
 			if len(over) > 0 {
 				t.Errorf("%s at %d×%d overflows horizontally (%s):\n  %s", p, size.w, size.h, shot, strings.Join(over, "\n  "))
 			}
 		}
 	}
-}
-
-// pageFileName turns a path into a file name for its screenshot.
-func pageFileName(p string) string {
-	r := strings.NewReplacer("/", "_", "?", "_", "=", "-", "&", "_")
-	if s := strings.Trim(r.Replace(p), "_"); s != "" {
-		if len(s) > 40 {
-			s = s[:40]
-		}
-		return s
-	}
-	return "overview"
 }
 
 // newBrowser starts a headless Chromium for t with a fresh profile and returns a context
@@ -242,7 +236,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) string {
 	t.Helper()
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(cctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(cctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("browser: screenshot %s: %v", name, err)
 	}
