@@ -162,7 +162,7 @@ const overflowJS = `(() => {
   return out.slice(0, 20);
 })()`
 
-// TestLayoutHoldsRealText renders every view at 1280×800 and 390×844 with the longest real
+// TestLayoutHoldsRealText renders every view at 1280×800, 390×844 and 820×1180 with the longest real
 // names, reasons and errors, and fails on horizontal overflow: the document wider than the
 // window, or anything wider than its card. Each view's screenshot is kept among the test's
 // artefacts (go test -artifacts -outputdir DIR).
@@ -176,7 +176,7 @@ func TestLayoutHoldsRealText(t *testing.T) {
 	sizes := []struct {
 		name string
 		w, h int64
-	}{{"desktop", 1280, 800}, {"phone", 390, 844}}
+	}{{"desktop", 1280, 800}, {"phone", 390, 844}, {"tablet", 820, 1180}}
 	for _, size := range sizes {
 		browse(t, ctx, 10*time.Second, "resize", chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)))
 		for _, v := range views {
