@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/spf13/pflag"
 
 	"github.com/transcript-bridge/bridge/internal/doccheck"
@@ -210,7 +211,8 @@ func TestREADMEPaths(t *testing.T) {
 }
 
 // TestREADMEFirstConfig: the configuration the README shows a newcomer is the file
-// configs/examples/first-real.yaml (which TestExampleConfigsLoad loads), less its comment header.
+// configs/examples/first-real.yaml (which TestExampleConfigsLoad loads), less its comment
+// header, and the one the script first_config.txtar runs the README's steps on.
 func TestREADMEFirstConfig(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -236,5 +238,22 @@ func TestREADMEFirstConfig(t *testing.T) {
 	}
 	if want := strings.Join(body, ""); m[1] != want {
 		t.Errorf("README.md's first configuration = \n%s\nwant configs/examples/first-real.yaml's\n%s", m[1], want)
+	}
+	// The script that runs it (testdata/script/first_config.txtar) carries the same file.
+	ar, err := txtar.ParseFile("testdata/script/first_config.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, af := range ar.Files {
+		if af.Name == "configs/examples/first-real.yaml" {
+			found = true
+			if string(af.Data) != string(f) {
+				t.Errorf("first_config.txtar's configs/examples/first-real.yaml = \n%s\nwant the file's\n%s", af.Data, f)
+			}
+		}
+	}
+	if !found {
+		t.Error("first_config.txtar has no configs/examples/first-real.yaml")
 	}
 }
