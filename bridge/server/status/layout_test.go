@@ -2,8 +2,10 @@ package status
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/export"
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
@@ -29,6 +32,7 @@ const (
 	longFile     = "Quarterly business review with the whole EMEA sales organisation, partners and guests (2026-11-20 10:00 GMT+1) final-final-v3.mp4"
 	longError    = `Post "https://crm-production-eu-west-1.internal.example.com/api/v2/integrations/transcript-bridge/hooks/transcripts?tenant=acme-corporation-international&region=eu-west-1": dial tcp: lookup crm-production-eu-west-1.internal.example.com on 127.0.0.53:53: no such host`
 	longToken    = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a089f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	longExport   = "nightly-export-of-every-completed-transcript-to-the-archive-bucket"
 	longReason   = "source_blocked: source " + longSource + ": Drive answered 403 downloadQuotaExceeded: The download quota for this file has been exceeded. (" + longToken + ")"
 )
 
@@ -83,17 +87,48 @@ func longTextRig(t *testing.T) (*rig, []view) {
 		t.Fatal(err)
 	}
 	tick := t0.Truncate(time.Hour)
-	rg.store.ClaimRun(ctx, "nightly-export-of-every-completed-transcript-to-the-archive-bucket", tick, t0, time.Minute)
-	rg.store.FinishRun(ctx, bridge.ExportRun{Export: "nightly-export-of-every-completed-transcript-to-the-archive-bucket", Tick: tick,
+	rg.store.ClaimRun(ctx, longExport, tick, t0, time.Minute)
+	rg.store.FinishRun(ctx, bridge.ExportRun{Export: longExport, Tick: tick,
 		Status: bridge.ExportFailed, Location: "s3://archive-bucket-eu-west-1/transcripts/" + longToken, Error: "put object: " + longError,
 		StartedAt: t0, FinishedAt: t0}, nil, tick, bridge.Event{Type: bridge.EventExportFailed})
+	manifestTick := longManifest(t, rg)
 	rg.store.Audit(ctx, bridge.AuditEntry{At: t0, Who: "admin session 1a2b3c4d from 2001:db8:85a3:8d3:1319:8a2e:370:7348", Action: "replay",
 		Targets: []string{d.ID, held.ID, longToken}, Detail: "every dead delivery to " + longEndpoint + " since " + t0.Format(time.RFC3339), Error: longError})
 	return rg, []view{
 		{"overview", "/"}, {"jobs", "/jobs"}, {"jobs-search", "/jobs?q=Quarterly"}, {"job-held", "/jobs/" + held.ID},
 		{"job-failed", "/jobs/" + failed.ID}, {"held", "/held"}, {"deliveries", "/deliveries"}, {"dead-letters", "/deliveries?status=dead"},
 		{"delivery", "/deliveries/" + d.ID}, {"endpoints", "/endpoints"}, {"exports", "/exports"}, {"audit", "/audit"},
+		{"manifest", "/exports/manifest?export=" + longExport + "&tick=" + url.QueryEscape(manifestTick.Format(time.RFC3339))},
+		{"not-found", "/jobs/" + longToken},
 	}
+}
+
+// longManifest stores a completed run of longExport an hour after the failed one, whose
+// manifest names long titles, files and ids, and returns its tick.
+func longManifest(t *testing.T, rg *rig) time.Time {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "exports", longSource, "2026-11-02")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	title := strings.TrimSuffix(longFile, ".mp4")
+	m := export.Manifest{Export: longExport, Format: "md", Layout: "zip", Counts: export.Counts{Listed: 2, Exported: 1, Skipped: 1},
+		Archives:    []export.Archive{{File: longExport + "-20261102T100000Z-001.zip", Size: 1 << 20, SHA256: strings.Repeat("9f86d081884c7d65", 4), Count: 1}},
+		Transcripts: []export.Transcript{{ID: "01a21dca-4712-7c59-a4af-2f43c12db1b2", Title: title, ExternalID: "gdrive:" + longToken, File: title + ".md", Archive: longExport + "-001.zip"}},
+		Skipped:     []export.Skipped{{ID: "01a21dca-4712-7c59-a4af-2f43c12db1b3", Title: title, Reason: "deleted in between: " + longError}}}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, export.ManifestName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tick := t0.Truncate(time.Hour).Add(time.Hour)
+	rg.store.ClaimRun(ctx, longExport, tick, t0, time.Minute)
+	rg.store.FinishRun(ctx, bridge.ExportRun{Export: longExport, Tick: tick, Status: bridge.ExportCompleted, Location: dir, Listed: 2,
+		Exported: 1, Skipped: 1, StartedAt: t0, FinishedAt: t0}, []string{"tr-1"}, tick, bridge.Event{Type: bridge.EventExportCompleted})
+	return tick
 }
 
 // deadWithError gives job j an event delivered to endpoint, dead after one attempt that failed
@@ -170,29 +205,31 @@ func TestLayoutHoldsRealText(t *testing.T) {
 	ctx := newBrowser(t)
 	rg, views := longTextRig(t)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	browse(t, ctx, 30*time.Second, "the sign-in page", chromedp.Navigate(rg.srv.URL+"/"), chromedp.WaitVisible(css(`#token`)))
-	browse(t, ctx, 30*time.Second, "sign in", chromedp.SendKeys(css(`#token`), testToken), chromedp.Submit(css(`#token`)),
-		chromedp.WaitVisible(css(`#h-jobs`)))
 	sizes := []struct {
 		name string
 		w, h int64
 	}{{"desktop", 1280, 800}, {"phone", 390, 844}, {"tablet", 820, 1180}}
-	for _, size := range sizes {
-		browse(t, ctx, 10*time.Second, "resize", chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)))
-		for _, v := range views {
-			p := v.path
-			browse(t, ctx, 30*time.Second, "open "+p, chromedp.Navigate(rg.srv.URL+p), chromedp.WaitVisible(css("main h1")))
+	measure := func(name, path string) {
+		for _, size := range sizes {
+			browse(t, ctx, 10*time.Second, "resize", chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateScale(1)))
+			browse(t, ctx, 30*time.Second, "open "+path, chromedp.Navigate(rg.srv.URL+path), chromedp.WaitVisible(css("main h1")))
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			over, err := chromedp.Run(cctx, chromedp.Evaluate[[]string](overflowJS))
 			cancel()
 			if err != nil {
-				t.Fatalf("browser: measure %s: %v", p, err)
+				t.Fatalf("browser: measure %s: %v", path, err)
 			}
-			shot := screenshot(t, ctx, fmt.Sprintf("%s-%s.png", size.name, v.name))
+			shot := screenshot(t, ctx, fmt.Sprintf("%s-%s.png", size.name, name))
 			if len(over) > 0 {
-				t.Errorf("%s at %d×%d overflows horizontally (%s):\n  %s", p, size.w, size.h, shot, strings.Join(over, "\n  "))
+				t.Errorf("%s at %d×%d overflows horizontally (%s):\n  %s", path, size.w, size.h, shot, strings.Join(over, "\n  "))
 			}
 		}
+	}
+	measure("sign-in", "/login")
+	browse(t, ctx, 30*time.Second, "sign in", chromedp.Navigate(rg.srv.URL+"/"), chromedp.WaitVisible(css(`#token`)),
+		chromedp.SendKeys(css(`#token`), testToken), chromedp.Submit(css(`#token`)), chromedp.WaitVisible(css(`#h-jobs`)))
+	for _, v := range views {
+		measure(v.name, v.path)
 	}
 }
 
