@@ -58,15 +58,26 @@ func Slug(heading string) string {
 	return b.String()
 }
 
-// Line is one line of a page outside fenced code blocks, with its number (from 1).
-type Line struct {
-	N    int
+// Block is a paragraph of a page outside fenced code blocks: consecutive non-blank lines, kept
+// with their line breaks (a code span or link may run across them), and its first line's
+// number (from 1).
+type Block struct {
+	Line int
 	Text string
 }
 
-// prose returns the lines of a page outside fenced code blocks.
-func prose(text string) []Line {
-	var out []Line
+// prose returns the paragraphs of a page outside fenced code blocks; a heading is a paragraph
+// of its own.
+func prose(text string) []Block {
+	var out []Block
+	var cur []string
+	start := 0
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, Block{start, strings.Join(cur, "\n")})
+			cur = nil
+		}
+	}
 	fence := ""
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -79,21 +90,34 @@ func prose(text string) []Line {
 				fence = ""
 			}
 		case strings.HasPrefix(t, "```"), strings.HasPrefix(t, "~~~"):
+			flush()
 			fence = t[:3]
+		case t == "":
+			flush()
+		case headingRE.MatchString(line):
+			flush()
+			out = append(out, Block{n, line})
 		default:
-			out = append(out, Line{n, line})
+			if len(cur) == 0 {
+				start = n
+			}
+			cur = append(cur, line)
 		}
 	}
+	flush()
 	return out
 }
+
+// lineOf is the line, in the page, of the byte at i of block b.
+func (b Block) lineOf(i int) int { return b.Line + strings.Count(b.Text[:i], "\n") }
 
 // Anchors returns the anchors of a page's headings: each heading's Slug, and a repeated one
 // suffixed -1, -2, … as GitHub does.
 func Anchors(text string) map[string]bool {
 	out := map[string]bool{}
 	seen := map[string]int{}
-	for _, l := range prose(text) {
-		m := headingRE.FindStringSubmatch(l.Text)
+	for _, b := range prose(text) {
+		m := headingRE.FindStringSubmatch(b.Text)
 		if m == nil {
 			continue
 		}
@@ -123,9 +147,18 @@ type Ref struct {
 // Links returns the targets of a page's inline links and images outside code.
 func Links(text string) []Ref {
 	var out []Ref
-	for _, l := range prose(text) {
-		for _, m := range linkRE.FindAllStringSubmatch(codeRE.ReplaceAllString(l.Text, ""), -1) {
-			out = append(out, Ref{l.N, m[2]})
+	for _, b := range prose(text) {
+		// Blank out code spans, keeping every byte's place (and line breaks).
+		masked := codeRE.ReplaceAllStringFunc(b.Text, func(span string) string {
+			return strings.Map(func(r rune) rune {
+				if r == '\n' {
+					return r
+				}
+				return ' '
+			}, span)
+		})
+		for _, m := range linkRE.FindAllStringSubmatchIndex(masked, -1) {
+			out = append(out, Ref{b.lineOf(m[0]), masked[m[4]:m[5]]})
 		}
 	}
 	return out
@@ -136,15 +169,15 @@ func Links(text string) []Ref {
 // (`configs/examples/x.yaml`, `bridge/relay/webhook`), or a bare `NAME.md`.
 func CodePaths(text string, topLevel map[string]bool) []Ref {
 	var out []Ref
-	for _, l := range prose(text) {
-		for _, m := range codeRE.FindAllStringSubmatch(l.Text, -1) {
-			p := strings.TrimRight(strings.TrimPrefix(m[1], "./"), ".,:;")
-			if p == "" || strings.ContainsAny(p, " \t<>*{}[]…$|=?") || strings.HasPrefix(p, "/") || strings.Contains(p, "://") {
+	for _, b := range prose(text) {
+		for _, m := range codeRE.FindAllStringSubmatchIndex(b.Text, -1) {
+			p := strings.TrimRight(strings.TrimPrefix(b.Text[m[2]:m[3]], "./"), ".,:;")
+			if p == "" || strings.ContainsAny(p, " \t\n<>*{}[]…$|=?") || strings.HasPrefix(p, "/") || strings.Contains(p, "://") {
 				continue
 			}
 			first, _, nested := strings.Cut(p, "/")
 			if nested && topLevel[first] || !nested && strings.HasSuffix(p, ".md") {
-				out = append(out, Ref{l.N, p})
+				out = append(out, Ref{b.lineOf(m[0]), p})
 			}
 		}
 	}

@@ -46,7 +46,8 @@ func TestCheckFinds(t *testing.T) {
 			"[ok](docs/a.md) [ok anchor](docs/a.md#part-one) [self](#next-steps) [web](https://example.com/x#y)\n" +
 			"[gone](docs/missing.md) [bad anchor](docs/a.md#part-two) [bad self](#nowhere)\n" +
 			"`configs/x.yaml` `configs/missing.yaml` `design.md` `configs/<name>.yaml` `bridge run`\n" +
-			"```\n[in a fence](nothing.md) `configs/also-missing.yaml`\n```\n")},
+			"a span `across\nlines` then [a link](docs/gone.md) and `configs/gone.yaml`\n" +
+			"\n```\n[in a fence](nothing.md) `configs/also-missing.yaml`\n```\n")},
 		"docs/a.md":      {Data: []byte("# A\n\n## Part one\n\n[up](../README.md#top) [out](../../x.md) [dir](../configs/)\n")},
 		"configs/x.yaml": {Data: []byte("a: 1\n")},
 	}
@@ -64,8 +65,10 @@ func TestCheckFinds(t *testing.T) {
 		`README.md:6: link "docs/missing.md": no file docs/missing.md`,
 		`README.md:6: link "docs/a.md#part-two": docs/a.md has no heading with the anchor #part-two`,
 		`README.md:6: link "#nowhere": README.md has no heading with the anchor #nowhere`,
+		`README.md:9: link "docs/gone.md": no file docs/gone.md`,
 		"README.md:7: `configs/missing.yaml` is not a file of the repository",
 		"README.md:7: `design.md` is not a file of the repository",
+		"README.md:9: `configs/gone.yaml` is not a file of the repository",
 		`docs/a.md:5: link "../../x.md": leads out of the repository`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
