@@ -25,12 +25,16 @@ type readmeCommand struct {
 
 // readmeCommands extracts the bridge commands of a Markdown text: lines of fenced blocks that
 // run `go run ./cmd/bridge …` or `bridge …` (after a `$ ` prompt or not), and inline code spans
-// that begin with `bridge `. Pipes, redirections and trailing comments are cut off; a
+// (also those broken across lines) that begin with `bridge `. Pipes, redirections and trailing comments are cut off; a
 // trailing backslash continues the line; the brackets of synopsis notation
 // ("[--limit N]") are dropped.
 func readmeCommands(text string) []readmeCommand {
 	var out []readmeCommand
-	inline := regexp.MustCompile("`(bridge [^`]+)`")
+	for _, span := range doccheck.CodeSpans(text) {
+		if strings.HasPrefix(span.Target, "bridge ") {
+			out = append(out, readmeCommand{span.Line, shellWords(synopsis.Replace(span.Target))[1:]})
+		}
+	}
 	fenced := false
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for n := 1; sc.Scan(); n++ {
@@ -40,9 +44,6 @@ func readmeCommands(text string) []readmeCommand {
 			continue
 		}
 		if !fenced {
-			for _, m := range inline.FindAllStringSubmatch(line, -1) {
-				out = append(out, readmeCommand{n, shellWords(synopsis.Replace(m[1]))[1:]})
-			}
 			continue
 		}
 		start := n

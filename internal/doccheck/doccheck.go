@@ -164,6 +164,18 @@ func Links(text string) []Ref {
 	return out
 }
 
+// CodeSpans returns the inline code spans of a page outside fenced blocks, a span broken
+// across lines joined with single spaces, each with the line it starts on.
+func CodeSpans(text string) []Ref {
+	var out []Ref
+	for _, b := range prose(text) {
+		for _, m := range codeRE.FindAllStringSubmatchIndex(b.Text, -1) {
+			out = append(out, Ref{b.lineOf(m[0]), strings.Join(strings.Fields(b.Text[m[2]:m[3]]), " ")})
+		}
+	}
+	return out
+}
+
 // CodePaths returns what a page's inline code names as a repository file: a span without
 // spaces or placeholders whose first segment is one of topLevel's folders
 // (`configs/examples/x.yaml`, `bridge/relay/webhook`), or a bare `NAME.md`.
