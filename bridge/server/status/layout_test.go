@@ -202,6 +202,9 @@ const overflowJS = `(() => {
 // window, or anything wider than its card. Each view's screenshot is kept among the test's
 // artefacts (go test -artifacts -outputdir DIR).
 func TestLayoutHoldsRealText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser through every view at three sizes")
+	}
 	ctx := newBrowser(t)
 	rg, views := longTextRig(t)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
