@@ -187,6 +187,7 @@ type Store interface {
 	DeliveryStore
 	ExportStore
 	AuditStore
+	EndpointAlertStore
 	// Close releases the store.
 	Close() error
 }

@@ -26,4 +26,12 @@ func TestSweptEndpointEventSkipsItsEndpoint(t *testing.T) {
 			t.Errorf("targets(%s with data %s) = %v, want %v", c.ev.Type, c.ev.Data, got, c.want)
 		}
 	}
+	// endpoint.failing goes to those naming it, but not to the failing one, even if it does.
+	named := []string{EventEndpointFailing}
+	r.Endpoints = []*Endpoint{{EndpointConfig: EndpointConfig{Name: "crm", Events: named}}, {EndpointConfig: EndpointConfig{Name: "erp", Events: named}},
+		{EndpointConfig: EndpointConfig{Name: "all"}}}
+	ev := bridge.Event{Type: EventEndpointFailing, Data: json.RawMessage(`{"endpoint":"crm"}`)}
+	if got := r.targets(bridge.EventRef{Type: ev.Type, Endpoint: aboutEndpoint(ev)}); !slices.Equal(got, []string{"erp"}) {
+		t.Errorf("targets(endpoint.failing of crm) = %v, want [erp]", got)
+	}
 }

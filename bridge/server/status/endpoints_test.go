@@ -81,11 +81,11 @@ func TestEndpointsTellTheTruth(t *testing.T) {
 		t.Errorf("crm's card shows no 410 attempt:\n%s", crm)
 	}
 	erp := card(t, page, "erp")
-	contains(t, "erp's card", erp, "failing: 1 dead letter", "endpoint-failing")
-	if strings.Contains(erp, "endpoint-enabled") {
+	contains(t, "erp's card", erp, "failing: 1 dead letter", "endpoint-state-failing")
+	if strings.Contains(erp, "endpoint-state-enabled") {
 		t.Errorf("erp, holding a dead letter, is shown enabled:\n%s", erp)
 	}
-	contains(t, "ok's card", card(t, page, "ok"), `class="status endpoint-enabled">enabled<`, "No attempt yet.")
+	contains(t, "ok's card", card(t, page, "ok"), `class="status endpoint-state-enabled">enabled<`, "No attempt yet.")
 
 	_, overview := rg.get(t, rg.client, "/")
 	contains(t, "the overview", overview, "disabled: answered 410 Gone", "failing: 1 dead letter")
