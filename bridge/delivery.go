@@ -61,6 +61,15 @@ type Attempt struct {
 	Error    string    `json:"error,omitempty"`
 }
 
+// EndpointAttempt is one attempt with the delivery it was made for (DeliveryStore's
+// EndpointAttempts).
+type EndpointAttempt struct {
+	Attempt
+	// DeliveryID and Type are the delivery's id and event type.
+	DeliveryID string `json:"delivery_id"`
+	Type       string `json:"type"`
+}
+
 // DeliveryFilter selects deliveries to list or replay. Zero fields match all.
 type DeliveryFilter struct {
 	Endpoint     string

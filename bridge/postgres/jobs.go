@@ -168,6 +168,9 @@ func (s *Store) Jobs(ctx context.Context, f bridge.JobFilter) ([]bridge.Job, err
 	if !f.DueBefore.IsZero() {
 		arg("next_at <= $?", f.DueBefore.UnixNano())
 	}
+	if f.Query != "" {
+		arg(jobQuery, containsPattern(f.Query))
+	}
 	q := `SELECT ` + jobCols + ` FROM jobs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

@@ -110,7 +110,8 @@ func (r *Relay) Alert(ctx context.Context) (bool, error) {
 			continue
 		}
 		a := w.alert
-		ev := bridge.Event{Type: EventEndpointFailing, Data: mustJSON(map[string]any{"endpoint": a.Name, "failing_since": a.Since,
+		// Endpoint: the failing endpoint is not sent its own alert, even when it names the type.
+		ev := bridge.Event{Type: EventEndpointFailing, Endpoint: a.Name, Data: mustJSON(map[string]any{"endpoint": a.Name, "failing_since": a.Since,
 			"alert_after": w.failing.String(), "error": a.Error})}
 		marked, err := st.AlertEndpoint(ctx, *a, ev)
 		if err != nil {

@@ -223,18 +223,21 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	outcome := OutcomeFailed
 	switch {
 	case err == nil && res.Skipped:
-		d.Status, a.Error, outcome = bridge.DeliveryDelivered, "dropped by the endpoint's filter", OutcomeFiltered
+		d.Status, a.Error, outcome = bridge.DeliveryDelivered, FilteredNote, OutcomeFiltered
 	case err == nil && res.OK():
 		d.Status, outcome = bridge.DeliveryDelivered, OutcomeDelivered
 	case err == nil && res.Status == http.StatusGone:
 		d.Status, outcome = bridge.DeliveryDead, OutcomeGone
 		reason := "answered 410 Gone"
-		ev := bridge.Event{Type: EventEndpointDisabled, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
+		// The store decides the transition: of several deliveries answered 410 at once (here or
+		// on another replica), the first disables the endpoint and emits the one event, to
+		// the other endpoints (Endpoint); the others change nothing.
+		ev := bridge.Event{Type: EventEndpointDisabled, Endpoint: ep.Name, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
 		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
 			// The attempt is recorded all the same; the next 410 disables it again.
 			r.Log.Error("endpoint answered 410 Gone and could not be disabled", "endpoint", ep.Name, "err", err)
 		} else {
-			r.Log.Warn("endpoint disabled", "endpoint", ep.Name, "reason", reason)
+			r.Log.Warn("endpoint disabled (or already so)", "endpoint", ep.Name, "reason", reason)
 		}
 	default:
 		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter, r.Rand)
@@ -284,6 +287,10 @@ func (r *Relay) logAttempt(ctx context.Context, d *bridge.Delivery, res Result, 
 	}
 	r.Log.Log(ctx, level, "delivery", attrs...)
 }
+
+// FilteredNote is the error text of an attempt the endpoint's filter dropped: no request was
+// made, and the delivery counts as delivered.
+const FilteredNote = "dropped by the endpoint's filter"
 
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)

@@ -299,6 +299,10 @@ func (s *Store) Jobs(ctx context.Context, f bridge.JobFilter) ([]bridge.Job, err
 	if !f.DueBefore.IsZero() {
 		where, args = append(where, "next_at <= ?"), append(args, f.DueBefore.UnixNano())
 	}
+	if f.Query != "" {
+		cond, qargs := jobQuery(f.Query)
+		where, args = append(where, cond), append(args, qargs...)
+	}
 	q := `SELECT ` + jobCols + ` FROM jobs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
