@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,9 +10,10 @@ import (
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
-// TestDeletedUpstreamIsOneOutcome: a transcription deleted upstream fails its job the same way
-// whether the tracker notices it (queued, processing) or the reporter does (transcribed): the
-// same reason and a transcription.failed event.
+// TestDeletedUpstreamIsOneOutcome: a transcription deleted upstream ends its job deleted the
+// same way whether the tracker notices it (queued, processing) or the reporter does
+// (transcribed): a reason saying so and one transcription.deleted event, even when both look
+// again.
 func TestDeletedUpstreamIsOneOutcome(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, []string{"summary"})
@@ -33,23 +35,32 @@ func TestDeletedUpstreamIsOneOutcome(t *testing.T) {
 	if err := e.p.SettleReports(ctx); err != nil {
 		t.Fatalf("SettleReports = %v", err)
 	}
+	for _, a := range added { // a second reader (an export's download) finds it gone too
+		j, err := e.store.Job(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved, err := e.p.GoneUpstream(ctx, j.TranscriptionID, "export"); moved || err != nil {
+			t.Errorf("GoneUpstream(%q) again = %v, %v; want false, nil", j.TranscriptionID, moved, err)
+		}
+	}
 	events, err := e.store.PendingEvents(ctx, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range added {
 		j, err := e.store.Job(ctx, a.ID)
-		if err != nil || j.State != bridge.StateFailed || j.Reason != "the transcription was deleted upstream" {
-			t.Errorf("job %s deleted upstream = %+v, %v; want failed, the transcription was deleted upstream", a.ItemID, j, err)
+		if err != nil || j.State != bridge.StateDeleted || !strings.HasPrefix(j.Reason, "the transcription was deleted upstream (404 while ") {
+			t.Errorf("job %s deleted upstream = %+v, %v; want deleted, the transcription was deleted upstream (404 while …)", a.ItemID, j, err)
 		}
 		n := 0
 		for _, ev := range events {
-			if ev.JobID == a.ID && ev.Type == bridge.EventFailed {
+			if ev.JobID == a.ID && ev.Type == bridge.EventDeleted {
 				n++
 			}
 		}
 		if n != 1 {
-			t.Errorf("job %s deleted upstream: %d transcription.failed events, want 1 (%+v)", a.ItemID, n, events)
+			t.Errorf("job %s deleted upstream: %d transcription.deleted events, want 1 (%+v)", a.ItemID, n, events)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -197,7 +198,8 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 		}
 		versions = append(versions, v)
 	}
-	if len(versions) != postgres.SchemaVersion() || versions[len(versions)-1] != int64(postgres.SchemaVersion()) {
+	files, _ := filepath.Glob("migrations/*.sql") // numbers may leave gaps: one per file
+	if len(versions) != len(files) || versions[len(versions)-1] != int64(postgres.SchemaVersion()) {
 		t.Errorf("recorded migrations %v, want 1 … %d", versions, postgres.SchemaVersion())
 	}
 }

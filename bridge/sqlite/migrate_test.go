@@ -166,9 +166,23 @@ const versionTable = "goose_db_version"
 // allVersionsOnce is what versionsOf returns for a database with every embedded migration applied
 // once: goose's version 0, then 1 to sqlite.SchemaVersion().
 func allVersionsOnce() []string {
-	var out []string
-	for v := 0; v <= sqlite.SchemaVersion(); v++ {
+	out := []string{"0×1"}
+	for _, v := range migrationVersions() {
 		out = append(out, fmt.Sprintf("%d×1", v))
+	}
+	return out
+}
+
+// migrationVersions lists the versions of the migration files, in order (numbers may leave
+// gaps: each change takes its own range).
+func migrationVersions() []int {
+	files, _ := filepath.Glob("migrations/*.sql")
+	var out []int
+	for _, f := range files {
+		var v int
+		if _, err := fmt.Sscanf(filepath.Base(f), "%04d_", &v); err == nil {
+			out = append(out, v)
+		}
 	}
 	return out
 }

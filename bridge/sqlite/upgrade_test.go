@@ -47,10 +47,13 @@ func oldRunnerFile(t *testing.T, path string, upTo int, withBus bool) {
 		}
 	}
 	files, err := filepath.Glob("migrations/*.sql")
-	if err != nil || len(files) < upTo {
+	if err != nil || len(files) == 0 {
 		t.Fatalf("migrations: %v (%v)", files, err)
 	}
-	for i, f := range files[:upTo] {
+	for i, f := range files {
+		if migrationVersions()[i] > upTo {
+			break
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +65,7 @@ func oldRunnerFile(t *testing.T, path string, upTo int, withBus bool) {
 		if _, err := tx.Exec(up); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if _, err := tx.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, i+1, appliedAt(i+1).UnixNano()); err != nil {
+		if _, err := tx.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, migrationVersions()[i], appliedAt(migrationVersions()[i]).UnixNano()); err != nil {
 			t.Fatal(err)
 		}
 	}
