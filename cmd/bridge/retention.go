@@ -11,6 +11,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/export"
 	"github.com/transcript-bridge/bridge/bridge/metrics"
@@ -95,6 +96,24 @@ func newPurger(cfg *Config, store database, m bridge.PurgeMetrics, log *slog.Log
 		},
 	}
 	return p, keep
+}
+
+// startHousekeeping starts the exports (startExports) and the retention purge
+// (startRetention); stop stops both.
+func startHousekeeping(ctx context.Context, cfg *Config, store database, client *api.Client, tel *telemetry, p *bridge.Pipeline, log *slog.Logger) (stop func(), err error) {
+	stopExports, err := startExports(ctx, cfg, store, client, tel.metrics, p, log)
+	if err != nil {
+		return nil, err
+	}
+	stopRetention, err := startRetention(ctx, cfg, store, tel.registry, log)
+	if err != nil {
+		stopExports()
+		return nil, err
+	}
+	return func() {
+		stopRetention()
+		stopExports()
+	}, nil
 }
 
 // startRetention schedules the purge on retention.schedule (one replica at a time purges: the
