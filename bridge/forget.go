@@ -29,7 +29,9 @@ type ForgetTarget struct {
 	OwnerEmail string `json:"owner_email,omitempty"`
 }
 
-// String names the target as the command line does ("--job 0190…").
+// String names the target as the command line does ("--job 0190…"), but for an owner's
+// e-mail address, which it leaves out ("--owner-email"): the string goes into the job's
+// reason, its tombstone and the audit log, which must not keep what was forgotten.
 func (t ForgetTarget) String() string {
 	switch {
 	case t.JobID != "":
@@ -37,7 +39,7 @@ func (t ForgetTarget) String() string {
 	case t.ExternalID != "":
 		return "--external-id " + t.ExternalID
 	default:
-		return "--owner-email " + t.OwnerEmail
+		return "--owner-email"
 	}
 }
 
