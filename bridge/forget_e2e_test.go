@@ -17,6 +17,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
+	"github.com/transcript-bridge/bridge/mapping"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
 
@@ -177,5 +178,35 @@ func TestForgetReachesUpstreamStoreAndReceivers(t *testing.T) {
 	jobs, _ = e.store.Jobs(ctx, bridge.JobFilter{})
 	if len(jobs) != 2 {
 		t.Errorf("after a new version of a forgotten file: %d jobs, want the 2 forgotten only", len(jobs))
+	}
+}
+
+// TestMappingSkipsAForgottenExternalID: a new recording whose mapped external id a tombstone
+// holds (forgotten under another source item) is skipped, never uploaded.
+func TestMappingSkipsAForgottenExternalID(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	e.put(t, "b.wav", wav(8, 1))
+	if _, err := e.p.Scan(ctx, "inbox"); err != nil {
+		t.Fatal(err)
+	}
+	jobs, _ := e.store.Jobs(ctx, bridge.JobFilter{})
+	if len(jobs) != 1 {
+		t.Fatalf("%d jobs after a scan, want 1", len(jobs))
+	}
+	ext := mapping.DefaultExternalID("localdir", "inbox", jobs[0].ItemID, jobs[0].Version)
+	if jobs[0].SourceExternalID != "" {
+		ext = jobs[0].SourceExternalID
+	}
+	if _, err := e.store.Forget(ctx, bridge.Tombstone{JobID: "elsewhere", Source: "other", ItemID: "z", ExternalID: ext, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t)
+	j, err := e.store.Job(ctx, jobs[0].ID)
+	if err != nil || j.State != bridge.StateSkipped || !strings.HasPrefix(j.Reason, bridge.ReasonForgotten+":") {
+		t.Errorf("job with a forgotten external id %q = %s %q, %v; want skipped, forgotten: …", ext, j.State, j.Reason, err)
+	}
+	if posts, _ := e.uploads(t); len(posts) != 0 {
+		t.Errorf("%d uploads of a forgotten external id, want none", len(posts))
 	}
 }
