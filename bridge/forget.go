@@ -53,6 +53,11 @@ type Forgotten struct {
 	Actions []string `json:"actions"`
 }
 
+// ErrInFlight is wrapped by Forget's error for a job whose upload is on the wire (uploading,
+// under its lease): the transcription it creates would escape the forget. The other jobs are
+// forgotten; run forget again once the upload has settled (within the replica's lease).
+var ErrInFlight = errors.New("an upload is in flight")
+
 // ErrDeleteRight is wrapped by Forget's error when the API key lacks the transcriptions:delete
 // right (403 delete_scope_required).
 var ErrDeleteRight = errors.New("the API key lacks the transcriptions:delete right")
@@ -71,14 +76,21 @@ func Forget(ctx context.Context, s ForgetStore, d Deleter, t ForgetTarget, who s
 	}
 	reason := fmt.Sprintf("forgotten: bridge forget %s by %s", t, who)
 	var out []Forgotten
+	var later []error
 	for i := range jobs {
-		f, err := forgetJob(ctx, s, d, &jobs[i], reason, dryRun, now)
+		j := &jobs[i]
+		if j.State == StateUploading && j.NextAt.After(now) {
+			later = append(later, fmt.Errorf("job %s: %w until %s: forget again then", j.ID, ErrInFlight, j.NextAt.UTC().Format(time.RFC3339)))
+			out = append(out, Forgotten{JobID: j.ID, State: j.State, Actions: []string{}})
+			continue
+		}
+		f, err := forgetJob(ctx, s, d, j, reason, dryRun, now)
 		out = append(out, f)
 		if err != nil {
 			return out, err
 		}
 	}
-	return out, nil
+	return out, errors.Join(later...)
 }
 
 // FindForget returns the jobs t names, oldest first; ErrNotFound for an unknown --job.

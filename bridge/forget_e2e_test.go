@@ -17,6 +17,7 @@ import (
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
+	"github.com/transcript-bridge/bridge/connectors"
 	"github.com/transcript-bridge/bridge/mapping"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
@@ -208,5 +209,53 @@ func TestMappingSkipsAForgottenExternalID(t *testing.T) {
 	}
 	if posts, _ := e.uploads(t); len(posts) != 0 {
 		t.Errorf("%d uploads of a forgotten external id, want none", len(posts))
+	}
+}
+
+type countingDeleter struct{ ids []string }
+
+func (c *countingDeleter) Delete(_ context.Context, id string) error {
+	c.ids = append(c.ids, id)
+	return nil
+}
+
+// TestForgetWaitsForAnUploadInFlight: a job uploading under its lease is left for a later run
+// (its transcription would escape), named in the error; the owner's other jobs are forgotten.
+func TestForgetWaitsForAnUploadInFlight(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	now := time.Now().UTC()
+	added, err := e.store.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "up.wav", Version: "1", Name: "up.wav"},
+		{ItemID: "done.wav", Version: "1", Name: "done.wav"}}, "", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range []bridge.State{bridge.StateUploading, bridge.StateDone} {
+		j := added[i]
+		j.State, j.Author, j.UpdatedAt, j.NextAt = st, "email:ada@acme.test", now, now.Add(time.Minute)
+		if st == bridge.StateDone {
+			j.TranscriptionID = "tr-done"
+		}
+		if err := e.store.Update(ctx, &j, bridge.StateDiscovered, "set up"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := &countingDeleter{}
+	out, err := bridge.Forget(ctx, e.store, del, bridge.ForgetTarget{OwnerEmail: "ada@acme.test"}, "test", false, now)
+	if !errors.Is(err, bridge.ErrInFlight) || !strings.Contains(err.Error(), added[0].ID) || len(out) != 2 {
+		t.Errorf("Forget with an upload in flight = %+v, %v; want ErrInFlight naming %s", out, err, added[0].ID)
+	}
+	if j, _ := e.store.Job(ctx, added[0].ID); j.State != bridge.StateUploading {
+		t.Errorf("the uploading job is %s, want left uploading", j.State)
+	}
+	if j, _ := e.store.Job(ctx, added[1].ID); j.State != bridge.StateDeleted || len(del.ids) != 1 {
+		t.Errorf("the other job is %s (deleted upstream: %v), want deleted", j.State, del.ids)
+	}
+	// Once the lease has run out (the uploader is gone), the job is forgotten.
+	if _, err := bridge.Forget(ctx, e.store, del, bridge.ForgetTarget{OwnerEmail: "ada@acme.test"}, "test", false, now.Add(2*time.Minute)); err != nil {
+		t.Errorf("Forget after the lease = %v", err)
+	}
+	if j, _ := e.store.Job(ctx, added[0].ID); j.State != bridge.StateDeleted {
+		t.Errorf("the formerly uploading job is %s, want deleted", j.State)
 	}
 }
