@@ -3,6 +3,7 @@ package bridge_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,5 +63,52 @@ func TestDeletedUpstreamIsOneOutcome(t *testing.T) {
 		if n != 1 {
 			t.Errorf("job %s deleted upstream: %d transcription.deleted events, want 1 (%+v)", a.ItemID, n, events)
 		}
+	}
+}
+
+// TestDeletedUpstreamOnceAcrossReplicas: replicas that notice the same deletion at once (an
+// export's download on each, and a forget) end the job deleted once: one transcription.deleted.
+func TestDeletedUpstreamOnceAcrossReplicas(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	added, err := e.store.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "d.wav", Version: "1", Name: "d.wav"}}, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := added[0]
+	j.State, j.TranscriptionID, j.UpdatedAt = bridge.StateDone, "00000000-0000-4000-8000-0000000000d1", time.Now()
+	if err := e.store.Update(ctx, &j, bridge.StateDiscovered, "set up"); err != nil {
+		t.Fatal(err)
+	}
+	replicas := []*bridge.Pipeline{e.p, e.replica(t, "r1"), e.replica(t, "r2"), e.replica(t, "r3")}
+	var wg sync.WaitGroup
+	moved := make([]bool, len(replicas))
+	start := make(chan struct{})
+	for i, r := range replicas {
+		wg.Go(func() {
+			<-start
+			var err error
+			if moved[i], err = r.GoneUpstream(ctx, j.TranscriptionID, "an export's download"); err != nil {
+				t.Errorf("replica %d: GoneUpstream = %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	n := 0
+	for _, m := range moved {
+		if m {
+			n++
+		}
+	}
+	events, _ := e.store.PendingEvents(ctx, 100)
+	deleted := 0
+	for _, ev := range events {
+		if ev.Type == bridge.EventDeleted {
+			deleted++
+		}
+	}
+	if n != 1 || deleted != 1 {
+		t.Errorf("%d replicas moved the job, %d transcription.deleted events; want 1 and 1", n, deleted)
 	}
 }
