@@ -112,3 +112,43 @@ func TestDeletedUpstreamOnceAcrossReplicas(t *testing.T) {
 		t.Errorf("%d replicas moved the job, %d transcription.deleted events; want 1 and 1", n, deleted)
 	}
 }
+
+// TestForgetAfterADeletionUpstream: a job that ended deleted upstream, forgotten later, loses
+// its name and owner and gets its tombstone, but no second transcription.deleted, and the
+// transcription is not deleted again.
+func TestForgetAfterADeletionUpstream(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	added, err := e.store.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "u.wav", Version: "1", Name: "u.wav",
+		Owner: &connectors.Owner{Provider: "zoom", ID: "u1", Email: "ada@acme.test"}}}, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := added[0]
+	j.State, j.TranscriptionID, j.UpdatedAt = bridge.StateDone, "00000000-0000-4000-8000-0000000000e1", time.Now()
+	if err := e.store.Update(ctx, &j, bridge.StateDiscovered, "set up"); err != nil {
+		t.Fatal(err)
+	}
+	if moved, err := e.p.GoneUpstream(ctx, j.TranscriptionID, "an export's download"); !moved || err != nil {
+		t.Fatalf("GoneUpstream = %v, %v", moved, err)
+	}
+	del := &countingDeleter{}
+	out, err := bridge.Forget(ctx, e.store, del, bridge.ForgetTarget{OwnerEmail: "ada@acme.test"}, "test", false, time.Now())
+	if err != nil || len(out) != 1 || len(del.ids) != 0 {
+		t.Fatalf("Forget = %+v, %v (deleted %v); want the job, no DELETE", out, err, del.ids)
+	}
+	got, _ := e.store.Job(ctx, j.ID)
+	if got.State != bridge.StateDeleted || got.Name != "" || got.Owner != nil || !strings.Contains(got.Reason, "deleted upstream") {
+		t.Errorf("job after forget = %+v; want deleted upstream (its reason kept), without name and owner", got)
+	}
+	events, _ := e.store.PendingEvents(ctx, 100)
+	n := 0
+	for _, ev := range events {
+		if ev.Type == bridge.EventDeleted {
+			n++
+		}
+	}
+	if gone, _ := e.store.Tombstoned(ctx, bridge.TombstoneQuery{JobID: j.ID}); n != 1 || !gone {
+		t.Errorf("%d transcription.deleted events, tombstone %v; want 1, true", n, gone)
+	}
+}
