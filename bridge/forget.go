@@ -21,6 +21,10 @@ type ForgetStore interface {
 	PrivacyStore
 }
 
+// CopyRemover removes the bridge's copies of transcription id kept outside the store (the
+// exports' local files: export.RemoveCopies) and says what it did (with dryRun: would do).
+type CopyRemover func(ctx context.Context, id string, dryRun bool) ([]string, error)
+
 // ForgetTarget names what to forget: one job, every job with an external id, or every job of an
 // owner (the recording's owner's e-mail or the author email:<address>). Exactly one is set.
 type ForgetTarget struct {
@@ -68,8 +72,9 @@ var ErrDeleteRight = errors.New("the API key lacks the transcriptions:delete rig
 // event (signed and sent by the relay to every endpoint subscribed), then keeps a tombstone and
 // removes the job's deliveries, attempts and events (PrivacyStore.Forget). It is idempotent: a
 // second run finds nothing to do. With dryRun it changes nothing and says what it would do.
-// who names the actor in the job's reason and tombstone.
-func Forget(ctx context.Context, s ForgetStore, d Deleter, t ForgetTarget, who string, dryRun bool, now time.Time) ([]Forgotten, error) {
+// who names the actor in the job's reason and tombstone. Each of copies removes the
+// transcription's copies outside the store (the exports' files).
+func Forget(ctx context.Context, s ForgetStore, d Deleter, t ForgetTarget, who string, dryRun bool, now time.Time, copies ...CopyRemover) ([]Forgotten, error) {
 	jobs, err := FindForget(ctx, s, t)
 	if err != nil {
 		return nil, err
@@ -84,7 +89,7 @@ func Forget(ctx context.Context, s ForgetStore, d Deleter, t ForgetTarget, who s
 			out = append(out, Forgotten{JobID: j.ID, State: j.State, Actions: []string{}})
 			continue
 		}
-		f, err := forgetJob(ctx, s, d, j, reason, dryRun, now)
+		f, err := forgetJob(ctx, s, d, j, reason, dryRun, now, copies)
 		out = append(out, f)
 		if err != nil {
 			return out, err
@@ -127,7 +132,7 @@ func (t ForgetTarget) matches(j *Job) bool {
 }
 
 // forgetJob forgets one job; the job is read again after a conflict (the tracker moved it).
-func forgetJob(ctx context.Context, s ForgetStore, d Deleter, j *Job, reason string, dryRun bool, now time.Time) (Forgotten, error) {
+func forgetJob(ctx context.Context, s ForgetStore, d Deleter, j *Job, reason string, dryRun bool, now time.Time, copies []CopyRemover) (Forgotten, error) {
 	f := Forgotten{JobID: j.ID, TranscriptionID: j.TranscriptionID, State: j.State, Actions: []string{}}
 	if j.TranscriptionID != "" && j.State != StateDeleted { // deleted: gone upstream already
 		act, err := deleteUpstream(ctx, d, j.TranscriptionID, dryRun)
@@ -151,6 +156,16 @@ func forgetJob(ctx context.Context, s ForgetStore, d Deleter, j *Job, reason str
 			f.Actions = append(f.Actions, act)
 		}
 		break
+	}
+	for _, rm := range copies {
+		if j.TranscriptionID == "" {
+			break
+		}
+		acts, err := rm(ctx, j.TranscriptionID, dryRun)
+		f.Actions = append(f.Actions, acts...)
+		if err != nil {
+			return f, fmt.Errorf("forget job %s: copies: %w", j.ID, err)
+		}
 	}
 	acts, err := scrub(ctx, s, j, reason, dryRun, now)
 	f.Actions = append(f.Actions, acts...)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/export"
 )
 
 // newForgetCmd is forget: a person's or a recording's transcriptions deleted upstream and
@@ -26,7 +27,7 @@ func newForgetCmd() *cobra.Command {
 		Short: "Forget a recording or a person: delete the transcriptions upstream and here, keep a tombstone, tell the endpoints",
 		Long: "Each job named is forgotten: its transcription is deleted upstream (DELETE /transcriptions/{id}, which needs\n" +
 			"the key's transcriptions:delete right), the job ends deleted without the recording's name, link, owner and\n" +
-			"metadata, its delivery payloads, attempt bodies and events are removed, a tombstone (ids only) keeps later\n" +
+			"metadata, its delivery payloads, attempt bodies, events and the exports' local copies are removed, a tombstone (ids only) keeps later\n" +
 			"scans from uploading the item again and exports from taking it, and a signed transcription.deleted goes to\n" +
 			"every endpoint subscribed. A second run finds nothing to do; --dry-run lists what it would do.",
 		Args: cobra.NoArgs,
@@ -45,7 +46,10 @@ func newForgetCmd() *cobra.Command {
 			}
 			defer stop()
 			who := "cli " + currentUser()
-			out, err := bridge.Forget(cmd.Context(), store, client, t, who, dryRun, time.Now().UTC())
+			copies := func(ctx context.Context, id string, dry bool) ([]string, error) {
+				return export.RemoveCopies(ctx, store, id, dry)
+			}
+			out, err := bridge.Forget(cmd.Context(), store, client, t, who, dryRun, time.Now().UTC(), copies)
 			if !dryRun {
 				auditForget(cmd.Context(), store, who, t, out, err)
 			}

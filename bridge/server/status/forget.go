@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/export"
 )
 
 // forgetView is the confirmation step of a forget: what it would do (a dry run of
@@ -27,7 +28,7 @@ func (p *Page) forgetConfirm(w http.ResponseWriter, r *http.Request, s *session)
 		return err
 	}
 	v := forgetView{Job: j, CanDo: p.o.Deleter != nil}
-	out, err := bridge.Forget(ctx, p.o.Store, p.o.Deleter, bridge.ForgetTarget{JobID: j.ID}, p.who(r, s), true, p.now())
+	out, err := bridge.Forget(ctx, p.o.Store, p.o.Deleter, bridge.ForgetTarget{JobID: j.ID}, p.who(r, s), true, p.now(), p.copies)
 	for _, f := range out {
 		v.Actions = append(v.Actions, f.Actions...)
 	}
@@ -35,6 +36,11 @@ func (p *Page) forgetConfirm(w http.ResponseWriter, r *http.Request, s *session)
 		v.Err = err.Error()
 	}
 	return p.render(w, r, s, http.StatusOK, "forget.html", "Forget job "+j.ID, v)
+}
+
+// copies removes the exports' local copies of a transcription (export.RemoveCopies).
+func (p *Page) copies(ctx context.Context, id string, dryRun bool) ([]string, error) {
+	return export.RemoveCopies(ctx, p.o.Store, id, dryRun)
 }
 
 // forget is POST /jobs/{id}/forget (confirm=forget): bridge.Forget of the job, as bridge forget
@@ -48,7 +54,7 @@ func (p *Page) forget(w http.ResponseWriter, r *http.Request, s *session) error 
 		if p.o.Deleter == nil {
 			return "", fmt.Errorf("forget needs the API, which this page was not given")
 		}
-		out, err := bridge.Forget(ctx, p.o.Store, p.o.Deleter, bridge.ForgetTarget{JobID: id}, p.who(r, s), false, p.now())
+		out, err := bridge.Forget(ctx, p.o.Store, p.o.Deleter, bridge.ForgetTarget{JobID: id}, p.who(r, s), false, p.now(), p.copies)
 		if err != nil {
 			return "", err
 		}
