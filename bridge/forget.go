@@ -134,6 +134,11 @@ func (t ForgetTarget) matches(j *Job) bool {
 // forgetJob forgets one job; the job is read again after a conflict (the tracker moved it).
 func forgetJob(ctx context.Context, s ForgetStore, d Deleter, j *Job, reason string, dryRun bool, now time.Time, copies []CopyRemover) (Forgotten, error) {
 	f := Forgotten{JobID: j.ID, TranscriptionID: j.TranscriptionID, State: j.State, Actions: []string{}}
+	strays, err := deleteStrays(ctx, d, j, dryRun)
+	f.Actions = append(f.Actions, strays...)
+	if err != nil {
+		return f, err
+	}
 	if j.TranscriptionID != "" && j.State != StateDeleted { // deleted: gone upstream already
 		act, err := deleteUpstream(ctx, d, j.TranscriptionID, dryRun)
 		if err != nil {
@@ -170,6 +175,37 @@ func forgetJob(ctx context.Context, s ForgetStore, d Deleter, j *Job, reason str
 	acts, err := scrub(ctx, s, j, reason, dryRun, now)
 	f.Actions = append(f.Actions, acts...)
 	return f, err
+}
+
+// Lister lists transcriptions upstream; *api.Client implements it. A Deleter that is one lets
+// Forget find what an interrupted upload of a job made (by its bridge_job metadata).
+type Lister interface {
+	List(ctx context.Context, p api.ListParams) (*api.ListPage, error)
+}
+
+// deleteStrays deletes the transcriptions an upload of j made that j does not know of (the
+// process died before it stored the id): found upstream by their bridge_job metadata, as the
+// uploader adopts them. Only for a job that tried to upload and has no transcription id.
+func deleteStrays(ctx context.Context, d Deleter, j *Job, dryRun bool) ([]string, error) {
+	l, ok := d.(Lister)
+	if !ok || j.TranscriptionID != "" || j.Attempts == 0 || j.State == StateDeleted {
+		return nil, nil
+	}
+	var acts []string
+	for _, st := range []string{api.StatusQueued, api.StatusProcessing, api.StatusCompleted, api.StatusFailed, api.StatusInsufficientBalance} {
+		page, err := l.List(ctx, api.ListParams{Status: st, MetadataKey: "bridge_job", MetadataValue: j.ID, Limit: 100})
+		if err != nil {
+			return acts, fmt.Errorf("look up job %s upstream: %w", j.ID, err)
+		}
+		for _, it := range page.Items {
+			act, err := deleteUpstream(ctx, d, it.ID, dryRun)
+			if err != nil {
+				return acts, err
+			}
+			acts = append(acts, act+" (found by its bridge_job metadata)")
+		}
+	}
+	return acts, nil
 }
 
 // deleteUpstream deletes transcription id (a 404: gone already) and says what it did.

@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -257,5 +258,36 @@ func TestForgetWaitsForAnUploadInFlight(t *testing.T) {
 	}
 	if j, _ := e.store.Job(ctx, added[0].ID); j.State != bridge.StateDeleted {
 		t.Errorf("the formerly uploading job is %s, want deleted", j.State)
+	}
+}
+
+// TestForgetFindsAnInterruptedUpload: a job whose upload reached the service but whose process
+// died before storing the id (uploading, its lease run out, no transcription id) has that
+// transcription found by its bridge_job metadata and deleted by the forget.
+func TestForgetFindsAnInterruptedUpload(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	now := time.Now().UTC()
+	added, err := e.store.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "cut.wav", Version: "1", Name: "cut.wav"}}, "", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := added[0]
+	data := wav(4, 9)
+	res, err := e.api.Upload(ctx, api.UploadParams{Filename: "cut.wav", Size: int64(len(data)), Body: bytes.NewReader(data),
+		Metadata: map[string]any{"bridge_job": j.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.State, j.Attempts, j.IdempotencyKey, j.UpdatedAt, j.NextAt = bridge.StateUploading, 1, "k-1", now, now.Add(-time.Second)
+	if err := e.store.Update(ctx, &j, bridge.StateDiscovered, "uploading"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := bridge.Forget(ctx, e.store, e.api, bridge.ForgetTarget{JobID: j.ID}, "test", false, now)
+	if err != nil || len(out) != 1 || !strings.Contains(strings.Join(out[0].Actions, "; "), "deleted transcription "+res.UUID+" upstream (found by its bridge_job metadata)") {
+		t.Errorf("Forget = %+v, %v; want %s found and deleted", out, err, res.UUID)
+	}
+	if _, err := e.api.Get(ctx, res.UUID); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("Get(%s) after forget = %v; want 404", res.UUID, err)
 	}
 }
