@@ -175,8 +175,12 @@ func (p *Purger) Show(ctx context.Context, keepExports string) ([]Next, error) {
 	return append(out, nx), nil
 }
 
-// FormatAge writes a retention age in days when it is whole days ("30d"), else as a duration.
+// FormatAge writes a retention age in years when it is whole years of 365 days ("1y"), in days
+// when it is whole days ("30d"), else as a duration.
 func FormatAge(d time.Duration) string {
+	if year := 365 * 24 * time.Hour; d > 0 && d%year == 0 {
+		return fmt.Sprintf("%dy", d/year)
+	}
 	if d > 0 && d%(24*time.Hour) == 0 {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
