@@ -179,8 +179,8 @@ type ExportStore interface {
 	SourceOf(ctx context.Context, transcriptionID string) (string, error)
 }
 
-// Store is the whole store contract: one database keeps jobs, deliveries, export runs and the
-// audit log.
+// Store is the whole store contract: one database keeps jobs, deliveries, export runs, the
+// audit log and the tombstones of forgotten jobs.
 // Implementations: bridge/sqlite (the embedded default); every one passes bridge/storetest.
 type Store interface {
 	JobStore
@@ -188,6 +188,7 @@ type Store interface {
 	ExportStore
 	AuditStore
 	EndpointAlertStore
+	PrivacyStore
 	// Close releases the store.
 	Close() error
 }

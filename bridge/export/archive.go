@@ -74,6 +74,7 @@ func (e *Exporter) archive(ctx context.Context, c *Config, dest Destination, nam
 		for _, it := range chunk {
 			if _, err := e.API.Get(ctx, it.ID); errors.Is(err, api.ErrNotFound) {
 				skipped = append(skipped, Skipped{ID: it.ID, Title: c.redactTitle(title(it), nil), Reason: "deleted after it was listed"})
+				e.gone(ctx, it.ID)
 			} else if err != nil {
 				os.Remove(tmp)
 				return Archive{}, nil, nil, fmt.Errorf("bulk export %s: %w", name, err)

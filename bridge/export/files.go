@@ -52,6 +52,7 @@ func (rw *runWriter) writeFiles(ctx context.Context, items []api.ListItem) error
 func (e *Exporter) single(ctx context.Context, c *Config, dest Destination, it api.ListItem, taken func(string) (bool, error), commit func(tmp, name string) error) (*Transcript, *Skipped, error) {
 	dl, err := e.API.Export(ctx, it.ID, c.Format)
 	if errors.Is(err, api.ErrNotFound) {
+		e.gone(ctx, it.ID)
 		return nil, &Skipped{ID: it.ID, Title: c.redactTitle(title(it), nil), Reason: "deleted after it was listed"}, nil
 	}
 	if err != nil {

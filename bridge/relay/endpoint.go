@@ -25,7 +25,7 @@ const EventEndpointDisabled = "endpoint.disabled"
 // EventTypes are the event types an endpoint may subscribe to.
 var EventTypes = []string{
 	bridge.EventUploaded, bridge.EventCompleted, bridge.EventFailed, bridge.EventInsufficientBalance,
-	bridge.EventReportCompleted, bridge.EventReportFailed, bridge.EventHeld, bridge.EventSkipped,
+	bridge.EventReportCompleted, bridge.EventReportFailed, bridge.EventHeld, bridge.EventSkipped, bridge.EventDeleted,
 	"export.completed", "export.failed", EventEndpointDisabled, EventEndpointFailing,
 }
 

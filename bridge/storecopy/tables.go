@@ -94,6 +94,10 @@ var Tables = []Table{
 		cols: concat(cols(textCol, "export", "transcription_id"), cols(intCol, "tick"))},
 	{name: "audit_log", key: []string{"id"}, identity: "id", cols: concat(cols(intCol, "id", "at"),
 		cols(textCol, "who", "action", "targets", "detail", "error"))},
+	{name: "endpoint_alerts", key: []string{"name"}, cols: concat(cols(textCol, "name"), cols(intCol, "since", "alerted_at"),
+		cols(textCol, "error"))},
+	{name: "tombstones", key: []string{"job_id"}, cols: concat(cols(textCol, "job_id", "source", "item_id", "dedupe_key", "external_id",
+		"transcription_id", "reason"), cols(intCol, "created_at"))},
 }
 
 // notCopied are the tables whose rows make a destination non-empty although the copy does not

@@ -116,6 +116,9 @@ var methods = []struct {
 	{"LastTick", lastTickCases},
 	{"SourceOf", sourceOfCases},
 	{"Audit", auditCases},
+	{"Forget", forgetCases},
+	{"Tombstoned", tombstonedCases},
+	{"Purge", purgeCases},
 }
 
 // db is one subtest's database: its first handle (embedded) and how to open more.
