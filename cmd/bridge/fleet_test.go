@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -159,7 +160,7 @@ func (f *fleet) tails() string {
 }
 
 // logWatch are the log lines the fleet counts, by what they contain.
-var logWatch = []string{"level=ERROR", "level=WARN", "export catch-up", "empty window", "lease lost"}
+var logWatch = []string{"level=ERROR", "level=WARN", "export catch-up", "empty window", "lease lost", "store unreachable"}
 
 // logCounts sums, over every process the fleet started, the lines containing each of logWatch.
 func (f *fleet) logCounts() map[string]int {
@@ -185,6 +186,24 @@ type logTail struct {
 	seen    map[string]int
 	partial []byte
 	lines   []string
+	addr    string   // where the process's server listens, once it said so
+	outages []string // its "store reachable again" lines
+}
+
+// listening is the line of a process whose server listens, with the address.
+var listening = regexp.MustCompile(`msg="server listening" addr=(\S+)`)
+
+// addrs returns, per replica, where its current process's server listens ("" until it said so).
+func (f *fleet) addrs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]string, len(f.procs))
+	for i, p := range f.procs {
+		p.log.mu.Lock()
+		out[i] = p.log.addr
+		p.log.mu.Unlock()
+	}
+	return out
 }
 
 func (l *logTail) Write(p []byte) (int, error) {
@@ -197,6 +216,12 @@ func (l *logTail) Write(p []byte) (int, error) {
 			break
 		}
 		line := string(l.partial[:i])
+		if m := listening.FindStringSubmatch(line); m != nil {
+			l.addr = m[1]
+		}
+		if strings.Contains(line, `msg="store reachable again"`) {
+			l.outages = append(l.outages, line)
+		}
 		for _, w := range l.watch {
 			if strings.Contains(line, w) {
 				if l.seen == nil {
