@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transcript-bridge/bridge/bridge/postgres"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
 
@@ -180,14 +181,15 @@ func (f *fleet) logCounts() map[string]int {
 // logTail is an io.Writer keeping the last max lines written to it, and counting those that
 // contain each of watch.
 type logTail struct {
-	mu      sync.Mutex
-	max     int
-	watch   []string
-	seen    map[string]int
-	partial []byte
-	lines   []string
-	addr    string   // where the process's server listens, once it said so
-	outages []string // its "store reachable again" lines
+	mu        sync.Mutex
+	max       int
+	watch     []string
+	seen      map[string]int
+	partial   []byte
+	lines     []string
+	addr      string   // where the process's server listens, once it said so
+	outages   []string // its "store reachable again" lines
+	storeErrs int      // lines naming an unreachable store's error, other than its WARN
 }
 
 // listening is the line of a process whose server listens, with the address.
@@ -221,6 +223,8 @@ func (l *logTail) Write(p []byte) (int, error) {
 		}
 		if strings.Contains(line, `msg="store reachable again"`) {
 			l.outages = append(l.outages, line)
+		} else if !strings.Contains(line, `msg="store unreachable;`) && postgres.UnreachableText(line) {
+			l.storeErrs++
 		}
 		for _, w := range l.watch {
 			if strings.Contains(line, w) {

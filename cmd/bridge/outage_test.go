@@ -193,8 +193,8 @@ func readyzSays(addr, want string) bool {
 var reachableAgain = regexp.MustCompile(`msg="store reachable again" away=(\S+) failures=(\d+)`)
 
 // checkOutageLog: no replica process logged more than two "store unreachable" WARNs (one per
-// outage: the restart and the stop), and every WARN about the store was followed by its
-// "reachable again". It returns, per outage a replica saw, how long and how many failures.
+// outage: the restart and the stop) nor any other line with the store's error, and every WARN
+// about the store was followed by its "reachable again". It returns, per outage a replica saw, how long and how many failures.
 func checkOutageLog(t *testing.T, f *fleet) []string {
 	t.Helper()
 	f.mu.Lock()
@@ -202,7 +202,7 @@ func checkOutageLog(t *testing.T, f *fleet) []string {
 	var out []string
 	for _, l := range f.all {
 		l.mu.Lock()
-		warns := l.seen["store unreachable"]
+		warns, errs := l.seen["store unreachable"], l.storeErrs
 		for _, line := range l.outages {
 			if m := reachableAgain.FindStringSubmatch(line); m != nil {
 				out = append(out, m[1]+"/"+m[2])
@@ -210,6 +210,9 @@ func checkOutageLog(t *testing.T, f *fleet) []string {
 		}
 		again := len(l.outages)
 		l.mu.Unlock()
+		if errs > 0 {
+			t.Errorf("a replica logged %d lines with the unreachable store's error besides its WARN, want none (one WARN per outage, not one per statement); last lines:\n%s", errs, l)
+		}
 		if warns > 2 {
 			t.Errorf("a replica logged %d \"store unreachable\" WARNs for two outages, want one per outage", warns)
 		}
