@@ -96,9 +96,11 @@ func runReplicas(t *testing.T, busDriver string) {
 		t.Errorf("%s", p)
 	}
 	if completed != files || exported != files {
-		t.Errorf("after %s: transcription.completed accepted for %d and exported for %d of %d recordings; last lines of the replicas:\n%s",
-			drained.Round(time.Second), completed, exported, files, f.tails())
+		t.Errorf("after %s: transcription.completed accepted for %d and exported for %d of %d recordings; what the database says of the rest:\n%s\nlast lines of the replicas:\n%s",
+			drained.Round(time.Second), completed, exported, files, diagnoseUndelivered(rig.dsn, rig.rx), f.tails())
 	}
+	slowest, slowJob := rig.rx.slowestCompletion()
+	t.Logf("replicas (bus %s): slowest completion %s from transcription to accepted delivery (job %s)", busDriver, slowest.Round(time.Millisecond), slowJob)
 
 	checkChaosReceiver(t, rig.rx)
 	charged := checkOneTranscriptionEach(t, rig.sb, files)
