@@ -116,3 +116,47 @@ func diagnoseUndelivered(dsn string, rx *chaosReceiver) string {
 	}
 	return b.String()
 }
+
+// jobStory tells, from the database of dsn, how job's events went: when each was written and
+// fanned out, and each delivery attempt (when, status, error), relative to the job's first
+// event. It explains a slow completion.
+func jobStory(dsn, job string) string {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err.Error()
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var b strings.Builder
+	var t0 int64
+	rows, err := db.QueryContext(ctx, `SELECT id, type, created_at, COALESCE(delivered_at, 0) FROM outbox WHERE job_id = $1 ORDER BY id`, job)
+	if err != nil {
+		return err.Error()
+	}
+	for rows.Next() {
+		var id, created, fanned int64
+		var typ string
+		rows.Scan(&id, &typ, &created, &fanned)
+		if t0 == 0 {
+			t0 = created
+		}
+		fmt.Fprintf(&b, "  event %d %s written at +%s, fanned out at +%s\n", id, typ, time.Duration(created-t0).Round(time.Millisecond), time.Duration(fanned-t0).Round(time.Millisecond))
+	}
+	rows.Close()
+	rows, err = db.QueryContext(ctx, `SELECT d.type, d.created_at, a.at, a.status, a.error FROM deliveries d JOIN delivery_attempts a ON a.delivery_id = d.id
+		WHERE d.job_id = $1 ORDER BY a.seq`, job)
+	if err != nil {
+		return b.String() + err.Error()
+	}
+	for rows.Next() {
+		var typ, msg string
+		var created, at int64
+		var status int
+		rows.Scan(&typ, &created, &at, &status, &msg)
+		fmt.Fprintf(&b, "  %s (delivery made at +%s): attempt at +%s answered %d %s\n", typ, time.Duration(created-t0).Round(time.Millisecond),
+			time.Duration(at-t0).Round(time.Millisecond), status, msg)
+	}
+	rows.Close()
+	return b.String()
+}

@@ -100,7 +100,7 @@ func runReplicas(t *testing.T, busDriver string) {
 			drained.Round(time.Second), completed, exported, files, diagnoseUndelivered(rig.dsn, rig.rx), f.tails())
 	}
 	slowest, slowJob := rig.rx.slowestCompletion()
-	t.Logf("replicas (bus %s): slowest completion %s from transcription to accepted delivery (job %s)", busDriver, slowest.Round(time.Millisecond), slowJob)
+	t.Logf("replicas (bus %s): slowest completion %s from transcription to accepted delivery (job %s):\n%s", busDriver, slowest.Round(time.Millisecond), slowJob, jobStory(rig.dsn, slowJob))
 
 	checkChaosReceiver(t, rig.rx)
 	charged := checkOneTranscriptionEach(t, rig.sb, files)

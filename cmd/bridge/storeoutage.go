@@ -11,8 +11,8 @@ import (
 // failed statement: every loop of the bridge (scans, uploads, tracking, the relay, the bus,
 // exports, leases) keeps retrying on its own schedule, and each would log its failure. While
 // the store is unreachable (unreachable, postgres.Unreachable, on an error of a record at WARN or
-// above), the first such record becomes one WARN "store unreachable" and the others are
-// counted and dropped; a watcher pings the store with backoff (1 s doubling to 8 s) and, once
+// above, and the store's ping failing), the first such record becomes one WARN "store
+// unreachable" and the others are counted and dropped; a watcher pings the store with backoff (1 s doubling to 8 s) and, once
 // it answers, logs one INFO "store reachable again" with how long it was away and how many
 // failures it absorbed (failures).
 type storeOutage struct {
@@ -66,12 +66,28 @@ func (h outageHandler) Handle(ctx context.Context, r slog.Record) error {
 	if cause == nil {
 		return h.next.Handle(ctx, r)
 	}
+	if !h.o.isDown() {
+		// The error only looks like the store's (an API or webhook host refusing connections
+		// reads the same): the store is asked before an outage is declared.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		err := h.o.ping(pctx)
+		cancel()
+		if err == nil {
+			return h.next.Handle(ctx, r)
+		}
+	}
 	if !h.o.failed() {
 		return nil // counted: the outage's WARN is out already
 	}
 	w := slog.NewRecord(r.Time, slog.LevelWarn, "store unreachable; every part retries with backoff until it answers", r.PC)
 	w.AddAttrs(slog.String("during", r.Message), slog.Any("err", cause))
 	return h.next.Handle(ctx, w)
+}
+
+func (o *storeOutage) isDown() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.down
 }
 
 // failed counts a failure and reports whether it is the first of an outage.
