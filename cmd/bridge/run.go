@@ -19,7 +19,6 @@ import (
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/postgres"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/bridge/tracing"
 	_ "github.com/transcript-bridge/bridge/connectors/gdrive"   // registers the gdrive source
@@ -140,12 +139,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	}
 	defer store.Close()
 	defer writerProcs(store)()
-	if cfg.Store.Driver == "postgres" {
-		log = watchStore(ctx, log, postgres.Unreachable, func(ctx context.Context) error {
-			_, err := store.SchemaVersion(ctx)
-			return err
-		})
-	}
+	log = watchDatabase(ctx, cfg, log, store)
 	b, err := buildPipeline(ctx, cfg, srcs, store, log)
 	if err != nil {
 		return err

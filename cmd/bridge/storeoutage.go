@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/transcript-bridge/bridge/bridge/postgres"
 )
 
 // storeOutage turns a PostgreSQL outage into two log lines per replica instead of one per
@@ -25,6 +27,18 @@ type storeOutage struct {
 	since    time.Time
 	failures int
 	wake     chan struct{} // signalled when an outage starts
+}
+
+// watchDatabase is watchStore for the store of cfg, on PostgreSQL (SQLite is a file: it does
+// not go away), asking the schema version as its ping; log itself otherwise.
+func watchDatabase(ctx context.Context, cfg *Config, log *slog.Logger, store database) *slog.Logger {
+	if cfg.Store.Driver != "postgres" {
+		return log
+	}
+	return watchStore(ctx, log, postgres.Unreachable, func(ctx context.Context) error {
+		_, err := store.SchemaVersion(ctx)
+		return err
+	})
 }
 
 // watchStore returns log behind a storeOutage for the store that ping asks, and starts its
