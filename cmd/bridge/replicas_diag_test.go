@@ -160,3 +160,23 @@ func jobStory(dsn, job string) string {
 	rows.Close()
 	return b.String()
 }
+
+// attemptFigures counts, in the database of dsn, the delivery attempts, those that failed
+// fetching the transcription for a full payload (the endpoint never contacted), the most
+// attempts one delivery took, and the dead letters.
+func attemptFigures(dsn string) string {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err.Error()
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var all, fetch, most, dead int
+	err = db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM delivery_attempts), (SELECT count(*) FROM delivery_attempts WHERE error LIKE 'get transcription%'),
+		(SELECT COALESCE(max(attempts), 0) FROM deliveries), (SELECT count(*) FROM deliveries WHERE status = 'dead')`).Scan(&all, &fetch, &most, &dead)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%d attempts, %d of them failed fetching the transcription (the endpoint not contacted); at most %d attempts for one delivery; %d dead letters", all, fetch, most, dead)
+}

@@ -101,6 +101,7 @@ func runReplicas(t *testing.T, busDriver string) {
 	}
 	slowest, slowJob := rig.rx.slowestCompletion()
 	t.Logf("replicas (bus %s): slowest completion %s from transcription to accepted delivery (job %s):\n%s", busDriver, slowest.Round(time.Millisecond), slowJob, jobStory(rig.dsn, slowJob))
+	t.Logf("replicas (bus %s): deliveries: %s", busDriver, attemptFigures(rig.dsn))
 
 	checkChaosReceiver(t, rig.rx)
 	charged := checkOneTranscriptionEach(t, rig.sb, files)
