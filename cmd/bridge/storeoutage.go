@@ -90,8 +90,8 @@ func (h outageHandler) Handle(ctx context.Context, r slog.Record) error {
 			return h.next.Handle(ctx, r)
 		}
 	}
-	if !h.o.failed() {
-		return nil // counted: the outage's WARN is out already
+	if !h.o.failed() || !h.next.Enabled(ctx, slog.LevelWarn) {
+		return nil // counted: the outage's WARN is out already (or below the level)
 	}
 	w := slog.NewRecord(r.Time, slog.LevelWarn, "store unreachable; every part retries with backoff until it answers", r.PC)
 	w.AddAttrs(slog.String("during", r.Message), slog.Any("err", cause))
@@ -146,8 +146,10 @@ func (o *storeOutage) watch(ctx context.Context) {
 		since, failures := o.since, o.failures
 		o.down = false
 		o.mu.Unlock()
-		r := slog.NewRecord(time.Now(), slog.LevelInfo, "store reachable again", 0)
-		r.AddAttrs(slog.Duration("away", time.Since(since).Round(time.Millisecond)), slog.Int("failures", failures))
-		o.next.Handle(ctx, r)
+		if o.next.Enabled(ctx, slog.LevelInfo) {
+			r := slog.NewRecord(time.Now(), slog.LevelInfo, "store reachable again", 0)
+			r.AddAttrs(slog.Duration("away", time.Since(since).Round(time.Millisecond)), slog.Int("failures", failures))
+			o.next.Handle(ctx, r)
+		}
 	}
 }
