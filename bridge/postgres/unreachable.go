@@ -52,3 +52,28 @@ func UnreachableText(s string) bool {
 	}
 	return false
 }
+
+// FromServer reports whether err is one only PostgreSQL or pgx gives about the server going
+// away (a connection refused by pgx's connect, a session terminated by a shutdown, a connection
+// pgx found closed), unlike the network errors Unreachable also accepts, which any other host
+// can cause.
+func FromServer(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	s := err.Error()
+	for _, w := range []string{"failed to connect to", "conn closed", "SQLSTATE 08", "SQLSTATE 57P01", "SQLSTATE 57P02", "SQLSTATE 57P03"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}

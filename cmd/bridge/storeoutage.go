@@ -20,7 +20,10 @@ import (
 type storeOutage struct {
 	next        slog.Handler // the run's own handler
 	unreachable func(error) bool
-	ping        func(context.Context) error
+	// certain says an error is the store's for sure (PostgreSQL's own), with no ping: a
+	// session cut by a restart shows on a pooled connection once the server is back.
+	certain func(error) bool
+	ping    func(context.Context) error
 
 	mu       sync.Mutex
 	down     bool
@@ -35,16 +38,16 @@ func watchDatabase(ctx context.Context, cfg *Config, log *slog.Logger, store dat
 	if cfg.Store.Driver != "postgres" {
 		return log
 	}
-	return watchStore(ctx, log, postgres.Unreachable, func(ctx context.Context) error {
+	return watchStore(ctx, log, postgres.Unreachable, postgres.FromServer, func(ctx context.Context) error {
 		_, err := store.SchemaVersion(ctx)
 		return err
 	})
 }
 
-// watchStore returns log behind a storeOutage for the store that ping asks, and starts its
-// watcher; the watcher ends with ctx.
-func watchStore(ctx context.Context, log *slog.Logger, unreachable func(error) bool, ping func(context.Context) error) *slog.Logger {
-	o := &storeOutage{next: log.Handler(), unreachable: unreachable, ping: ping, wake: make(chan struct{}, 1)}
+// watchStore returns log behind a storeOutage for the store that ping asks (unreachable and
+// certain classify errors, see storeOutage), and starts its watcher; the watcher ends with ctx.
+func watchStore(ctx context.Context, log *slog.Logger, unreachable, certain func(error) bool, ping func(context.Context) error) *slog.Logger {
+	o := &storeOutage{next: log.Handler(), unreachable: unreachable, certain: certain, ping: ping, wake: make(chan struct{}, 1)}
 	go o.watch(ctx)
 	return slog.New(outageHandler{next: log.Handler(), o: o})
 }
@@ -80,9 +83,9 @@ func (h outageHandler) Handle(ctx context.Context, r slog.Record) error {
 	if cause == nil {
 		return h.next.Handle(ctx, r)
 	}
-	if !h.o.isDown() {
-		// The error only looks like the store's (an API or webhook host refusing connections
-		// reads the same): the store is asked before an outage is declared.
+	if !h.o.isDown() && !h.o.certain(cause) {
+		// The error may only look like the store's (an API or webhook host refusing
+		// connections reads the same): the store is asked before an outage is declared.
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		err := h.o.ping(pctx)
 		cancel()
