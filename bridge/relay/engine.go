@@ -33,6 +33,8 @@ type engine struct {
 	room     chan struct{}
 	heldBack int
 	poll     *time.Timer
+	// failures counts the commits that failed in a row (the committer's backoff).
+	failures int
 }
 
 // lane is one endpoint's queue and its claim accounting. The queue holds chains: one
@@ -298,9 +300,13 @@ func (e *engine) commit(ctx context.Context) bool {
 		if ctx.Err() == nil {
 			e.r.Log.Error("relay: commit", "err", err)
 		}
-		time.Sleep(100 * time.Millisecond) // a store down or busy: no spinning
+		// A store down or busy: no spinning, and the longer it stays so, the longer the wait
+		// (100 ms doubling up to 2 s; the first success resets it).
+		time.Sleep(min(100*time.Millisecond<<min(e.failures, 5), 2*time.Second))
+		e.failures++
 		return false
 	}
+	e.failures = 0
 	e.apply(&b, fanOuts, fanned)
 	e.settled()
 	e.mu.Unlock()

@@ -12,11 +12,12 @@ import (
 // storeOutage turns a PostgreSQL outage into two log lines per replica instead of one per
 // failed statement: every loop of the bridge (scans, uploads, tracking, the relay, the bus,
 // exports, leases) keeps retrying on its own schedule, and each would log its failure. While
-// the store is unreachable (unreachable, postgres.Unreachable, on an error of a record at WARN or
-// above, and the store's ping failing), the first such record becomes one WARN "store
-// unreachable" and the others are counted and dropped; a watcher pings the store with backoff (1 s doubling to 8 s) and, once
-// it answers, logs one INFO "store reachable again" with how long it was away and how many
-// failures it absorbed (failures).
+// the store is unreachable (unreachable, postgres.Unreachable, on an error of a record at WARN
+// or above, and the store's ping failing, unless certain says the error is PostgreSQL's own),
+// the first such record becomes one WARN "store unreachable" and the others are counted and
+// dropped; a watcher pings the store with backoff (1 s doubling to 4 s) and, once it answers,
+// logs one INFO "store reachable again" with how long it was away and how many failures it
+// absorbed (failures).
 type storeOutage struct {
 	next        slog.Handler // the run's own handler
 	unreachable func(error) bool
@@ -132,7 +133,7 @@ func (o *storeOutage) watch(ctx context.Context) {
 			return
 		case <-o.wake:
 		}
-		for wait := time.Second; ; wait = min(2*wait, 8*time.Second) {
+		for wait := time.Second; ; wait = min(2*wait, 4*time.Second) {
 			select {
 			case <-ctx.Done():
 				return
