@@ -67,6 +67,9 @@ type DeliveryFilter struct {
 	Status       DeliveryStatus
 	Since, Until time.Time
 	Limit        int
+	// Missed keeps only what the endpoint has not received: pending and dead deliveries (the
+	// replay after an outage, bridge deliveries replay --missed).
+	Missed bool
 }
 
 // ErrDeliveryNotFound is returned by DeliveryStore.Delivery and Record for an unknown delivery.

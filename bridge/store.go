@@ -177,6 +177,7 @@ type Store interface {
 	DeliveryStore
 	ExportStore
 	AuditStore
+	EndpointAlertStore
 	// Close releases the store.
 	Close() error
 }

@@ -179,6 +179,9 @@ func deliveryWhere(f bridge.DeliveryFilter, first int) (string, []any) {
 	case f.Status != "":
 		arg("status = $?", f.Status)
 	}
+	if f.Missed {
+		where = append(where, "status <> '"+string(bridge.DeliveryDelivered)+"'")
+	}
 	if !f.Since.IsZero() {
 		arg("created_at >= $?", f.Since.UnixNano())
 	}

@@ -33,8 +33,7 @@ type engine struct {
 	room     chan struct{}
 	heldBack int
 	poll     *time.Timer
-	// failures counts the commits that failed in a row (the committer's backoff).
-	failures int
+	failures int // commits failed in a row (commitBackoff)
 }
 
 // lane is one endpoint's queue and its claim accounting. The queue holds chains: one
@@ -300,9 +299,7 @@ func (e *engine) commit(ctx context.Context) bool {
 		if ctx.Err() == nil {
 			e.r.Log.Error("relay: commit", "err", err)
 		}
-		// A store down or busy: no spinning, and the longer it stays so, the longer the wait
-		// (100 ms doubling up to 2 s; the first success resets it).
-		time.Sleep(min(100*time.Millisecond<<min(e.failures, 5), 2*time.Second))
+		time.Sleep(commitBackoff(e.failures)) // a store down or busy: no spinning
 		e.failures++
 		return false
 	}

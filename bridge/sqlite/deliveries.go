@@ -149,6 +149,9 @@ func deliveryWhere(f bridge.DeliveryFilter) (string, []any) {
 	case f.Status != "":
 		where, args = append(where, "status = ?"), append(args, f.Status)
 	}
+	if f.Missed {
+		where = append(where, "status <> '"+string(bridge.DeliveryDelivered)+"'")
+	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "created_at >= ?"), append(args, f.Since.UnixNano())
 	}

@@ -136,7 +136,8 @@ func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*r
 		}
 		return eb.drain(ctx)
 	}
-	rl = &relay.Relay{Store: store, Bus: eb.sub, Poison: eb.poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease, Metrics: m}
+	rl = &relay.Relay{Store: store, Bus: eb.sub, Poison: eb.poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease, Metrics: m,
+		Replica: cfg.Replica.Name}
 	if once {
 		return rl, drain, eb.close, nil
 	}

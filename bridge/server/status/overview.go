@@ -38,17 +38,19 @@ type endpointHealth struct {
 
 // overviewView is the overview's data.
 type overviewView struct {
-	Counts          []stateCount
-	Total, Held     int
-	Sources         []sourceView
-	SourcesAt       time.Time
-	SourcesErr      string
-	Workspace       *api.Workspace
-	WorkspaceAt     time.Time
-	WorkspaceErr    string
-	RateLimit       string
-	PerMinute       float64
-	Failing         []endpointHealth
+	Counts       []stateCount
+	Total, Held  int
+	Sources      []sourceView
+	SourcesAt    time.Time
+	SourcesErr   string
+	Workspace    *api.Workspace
+	WorkspaceAt  time.Time
+	WorkspaceErr string
+	RateLimit    string
+	PerMinute    float64
+	Failing      []endpointHealth
+	// Alerts are the endpoints failing for their alert_after (endpoint.failing was sent).
+	Alerts          []bridge.EndpointAlert
 	LastExport      *bridge.ExportRun
 	LastExportState string
 	LastExportAgo   string
@@ -84,6 +86,12 @@ func (p *Page) overview(w http.ResponseWriter, r *http.Request, s *session) erro
 	}
 	if v.Failing, err = p.failing(ctx); err != nil {
 		return err
+	}
+	if v.Alerts, err = p.o.Store.FailingEndpoints(ctx); err != nil {
+		return err
+	}
+	for i := range v.Alerts {
+		v.Alerts[i].Error = api.Redact(v.Alerts[i].Error)
 	}
 	runs, err := p.o.Store.Runs(ctx, "", 1)
 	if err != nil {
