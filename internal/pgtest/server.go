@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // EnvBin names the variable holding the directory of PostgreSQL's server binaries (initdb,
@@ -172,14 +170,4 @@ func tail(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return b
-}
-
-// Ping reports whether the server accepts a connection now.
-func (s *Server) Ping(ctx context.Context) error {
-	d := net.Dialer{Timeout: time.Second}
-	c, err := d.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
-	if err != nil {
-		return err
-	}
-	return c.Close()
 }
