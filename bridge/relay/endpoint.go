@@ -70,7 +70,8 @@ type EndpointConfig struct {
 	// RetrySchedule is the wait before each retry (by default about ten attempts over about
 	// three days), each drawn at random between half and one and a half times its step so a
 	// receiver's periodic outage is not hit at every attempt; its length plus one is the number
-	// of attempts before a dead letter.
+	// of attempts before a dead letter (a try whose full payload the API could not give is
+	// tried again but not counted: the endpoint was not asked).
 	RetrySchedule []time.Duration `koanf:"retry_schedule"`
 	// Redact lists what is removed from full payloads before they are signed: email, phone,
 	// card, iban, ip (each match becomes [email], [phone], ...; the data's redactions counts them).

@@ -33,6 +33,7 @@ type engine struct {
 	room     chan struct{}
 	heldBack int
 	poll     *time.Timer
+	failures int // commits failed in a row (commitBackoff)
 }
 
 // lane is one endpoint's queue and its claim accounting. The queue holds chains: one
@@ -298,9 +299,11 @@ func (e *engine) commit(ctx context.Context) bool {
 		if ctx.Err() == nil {
 			e.r.Log.Error("relay: commit", "err", err)
 		}
-		time.Sleep(100 * time.Millisecond) // a store down or busy: no spinning
+		time.Sleep(commitBackoff(e.failures)) // a store down or busy: no spinning
+		e.failures++
 		return false
 	}
+	e.failures = 0
 	e.apply(&b, fanOuts, fanned)
 	e.settled()
 	e.mu.Unlock()

@@ -204,6 +204,7 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	}
 	sendCtx, span := startAttempt(sendCtx, d)
 	data, err := r.payload(sendCtx, ep, d)
+	fetched := err == nil
 	var res Result
 	if err == nil {
 		res, err = Send(sendCtx, r.clients[ep.Name], ep, Message{ID: d.WebhookID, Type: d.Type, Time: d.EventAt, Data: data}, now)
@@ -220,14 +221,32 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	if err != nil {
 		a.Error = err.Error()
 	}
-	outcome := OutcomeFailed
+	outcome := r.settle(ctx, ep, d, res, err, fetched, now)
+	if outcome == OutcomeFiltered {
+		a.Error = FilteredNote
+	}
+	r.logAttempt(ctx, d, res, a)
+	r.observe(d, outcome, r.now())
+	if outcome != OutcomeFiltered && fetched {
+		// A try whose payload could not be fetched says nothing of the endpoint.
+		r.spells.note(ep.Name, outcome == OutcomeDelivered, attemptError(a), now)
+	}
+	return bridge.RecordItem{Delivery: d, Attempt: a}, true
+}
+
+// settle sets d's new state from one attempt's answer (res, err; fetched false when the
+// transcription of a full payload could not be fetched, so nothing was sent) and returns its
+// outcome.
+func (r *Relay) settle(ctx context.Context, ep *Endpoint, d *bridge.Delivery, res Result, err error, fetched bool, now time.Time) string {
 	switch {
 	case err == nil && res.Skipped:
-		d.Status, a.Error, outcome = bridge.DeliveryDelivered, FilteredNote, OutcomeFiltered
+		d.Status = bridge.DeliveryDelivered
+		return OutcomeFiltered
 	case err == nil && res.OK():
-		d.Status, outcome = bridge.DeliveryDelivered, OutcomeDelivered
+		d.Status = bridge.DeliveryDelivered
+		return OutcomeDelivered
 	case err == nil && res.Status == http.StatusGone:
-		d.Status, outcome = bridge.DeliveryDead, OutcomeGone
+		d.Status = bridge.DeliveryDead
 		reason := "answered 410 Gone"
 		// The store decides the transition: of several deliveries answered 410 at once (here or
 		// on another replica), the first disables the endpoint and emits the one event, to
@@ -239,20 +258,23 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 		} else {
 			r.Log.Warn("endpoint disabled (or already so)", "endpoint", ep.Name, "reason", reason)
 		}
-	default:
-		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter, r.Rand)
-		if !ok {
-			d.Status, outcome = bridge.DeliveryDead, OutcomeDead // a dead letter: bridge deliveries replay brings it back
-		} else {
-			d.Status, d.NextAttemptAt = bridge.DeliveryPending, now.Add(delay)
-		}
+		return OutcomeGone
+	case !fetched:
+		// The API did not give the transcription in time (down, rate-limited, slow): the
+		// endpoint was never contacted, so the try does not count towards its retry schedule
+		// (an API outage must not dead-letter deliveries; issue 32, point 4). It is tried again
+		// after the schedule's wait for the tries made so far; the history keeps the failure.
+		d.Attempts--
+		d.Status, d.NextAttemptAt = bridge.DeliveryPending, now.Add(fetchRetry(ep.RetrySchedule, d.Attempts, r.Rand))
+		return OutcomeFailed
 	}
-	r.logAttempt(ctx, d, res, a)
-	r.observe(d, outcome, r.now())
-	if outcome != OutcomeFiltered {
-		r.spells.note(ep.Name, outcome == OutcomeDelivered, attemptError(a), now)
+	delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter, r.Rand)
+	if !ok {
+		d.Status = bridge.DeliveryDead // a dead letter: bridge deliveries replay brings it back
+		return OutcomeDead
 	}
-	return bridge.RecordItem{Delivery: d, Attempt: a}, true
+	d.Status, d.NextAttemptAt = bridge.DeliveryPending, now.Add(delay)
+	return OutcomeFailed
 }
 
 // quotaWithin is how long an attempt of d may wait for ep's rate limit: until a second and the

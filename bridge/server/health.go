@@ -87,11 +87,12 @@ func Ready(timeout time.Duration, checks ...Check) http.Handler {
 	})
 }
 
-// StoreCheck is the check "store": ready when ping, a cheap query, answers without error.
+// StoreCheck is the check "store": ready when ping, a cheap query, answers without error; else
+// it fails with "store unreachable: " and ping's error.
 func StoreCheck(ping func(ctx context.Context) error) Check {
 	return Check{Name: "store", Run: func(ctx context.Context) error {
 		if err := ping(ctx); err != nil {
-			return fmt.Errorf("the store does not answer: %w", err)
+			return fmt.Errorf("store unreachable: %w", err)
 		}
 		return nil
 	}}

@@ -139,6 +139,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	}
 	defer store.Close()
 	defer writerProcs(store)()
+	log = watchDatabase(ctx, cfg, log, store)
 	b, err := buildPipeline(ctx, cfg, srcs, store, log)
 	if err != nil {
 		return err
