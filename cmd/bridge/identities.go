@@ -48,6 +48,9 @@ func identityPlan(ctx context.Context, cfg *Config, name string, prune bool, cli
 
 // planFromConfig opens what identityPlan needs from the configuration.
 func planFromConfig(ctx context.Context, cfg *Config, name string, prune bool) (*api.Client, []mapping.Action, error) {
+	if _, _, err := sourceByName(cfg, name); err != nil { // before anything is opened or created
+		return nil, nil, err
+	}
 	client, err := configuredClient(cfg)
 	if err != nil {
 		return nil, nil, err
