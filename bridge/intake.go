@@ -112,7 +112,7 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 		res, err := sc.Mapper.Map(ctx, mapping.Input{Recording: j.Recording, JobID: j.ID, Author: j.Author})
 		switch {
 		case errors.Is(err, mapping.ErrNotReady):
-			p.log().Warn("mapping waits", p.jobAttrs(j, "err", err)...)
+			p.log().Warn("mapping waits", p.jobAttrs(j, "error", err)...)
 			continue
 		case errors.Is(err, mapping.ErrUnmapped):
 			reason := unmappedReason(err)

@@ -208,7 +208,7 @@ func (p *Pipeline) finish(ctx context.Context, j *Job) {
 		return
 	}
 	if err := f.Finish(ctx, j.Recording, outcome); err != nil {
-		p.log().Warn("finish", p.jobAttrs(j, "err", err)...)
+		p.log().Warn("finish", p.jobAttrs(j, "error", err)...)
 	}
 }
 

@@ -56,11 +56,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "bridge: %v\n", err)
 	code := exitCode(err)
+	hint := ""
 	if code == exitUsage && cmd != nil {
-		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		hint = fmt.Sprintf("Run '%s --help' for usage.", cmd.CommandPath())
 	}
+	printError(root.ErrOrStderr(), err, hint)
 	return code
 }
 
@@ -108,10 +109,13 @@ func strictArgs(c *cobra.Command) {
 			if len(args) > 0 {
 				return usageError("unknown command %q for %q", args[0], cmd.CommandPath())
 			}
-			// No subcommand: the help goes to stderr, and the exit code says nothing was done.
-			cmd.SetOut(cmd.ErrOrStderr())
-			if err := cmd.Help(); err != nil {
-				return err
+			// No subcommand: the help goes to stderr (unless every line there is JSON), and the
+			// exit code says nothing was done.
+			if o, ok := cmd.ErrOrStderr().(*logOutput); !ok || !o.json {
+				cmd.SetOut(cmd.ErrOrStderr())
+				if err := cmd.Help(); err != nil {
+					return err
+				}
 			}
 			return usageError("%q needs a subcommand", cmd.CommandPath())
 		}

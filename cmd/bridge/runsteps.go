@@ -146,7 +146,7 @@ func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*r
 	return rl, drain, func() {
 		stopRelay()
 		if err := <-relayDone; err != nil {
-			log.Error("relay", "err", err)
+			log.Error("relay", "error", err)
 		}
 		eb.close()
 	}, nil
@@ -187,7 +187,7 @@ func startExports(ctx context.Context, cfg *Config, store database, client *api.
 	go func() { // a tick missed while the bridge was down runs once now
 		defer close(caughtUp)
 		if err := ex.CatchUp(ctx, exports); err != nil && ctx.Err() == nil {
-			log.Error("export catch-up", "err", err)
+			log.Error("export catch-up", "error", err)
 		}
 	}()
 	stopExports, err := ex.Schedule(ctx, exports)

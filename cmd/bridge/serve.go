@@ -82,7 +82,7 @@ func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
 	for _, s := range servers {
 		served.Go(func() {
 			if err := s.Serve(sctx); err != nil {
-				d.log.Error("server", "addr", s.Addr, "err", err)
+				d.log.Error("server", "addr", s.Addr, "error", err)
 			}
 		})
 	}
