@@ -25,18 +25,29 @@ import (
 // replica was paused past it) ends; a cursor it still writes is harmless: a recording is
 // stored once whatever the cursor says.
 func (p *Pipeline) Scan(ctx context.Context, source string) (int, error) {
+	var n int
+	_, err := p.scanWith(ctx, source, &n)
+	return n, err
+}
+
+// scanOnce is Scan reporting whether it ran (false: another replica holds the source's lease).
+func (p *Pipeline) scanOnce(ctx context.Context, source string) (bool, error) {
+	var n int
+	return p.scanWith(ctx, source, &n)
+}
+
+// scanWith is Scan under the source's lease, counting what it added in n.
+func (p *Pipeline) scanWith(ctx context.Context, source string, n *int) (bool, error) {
 	p.setDefaults()
 	sc := p.Sources[source]
 	if sc == nil {
-		return 0, fmt.Errorf("scan: unknown source %q", source)
+		return false, fmt.Errorf("scan: unknown source %q", source)
 	}
-	var n int
-	_, err := p.withLease(ctx, sourceLease(source), func(ctx context.Context) error {
+	return p.withLease(ctx, sourceLease(source), func(ctx context.Context) error {
 		var err error
-		n, err = p.scan(ctx, source, sc)
+		*n, err = p.scan(ctx, source, sc)
 		return err
 	})
-	return n, err
 }
 
 // scan is Scan under the source's lease.

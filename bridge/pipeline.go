@@ -105,6 +105,8 @@ type Pipeline struct {
 	lastKeepAlive time.Time
 	// watch is the mapping generation CheckMapping saw last.
 	watch mappingWatch
+	// health is what this process's scans say of each source (SourceHealth).
+	health sourceHealth
 }
 
 func (p *Pipeline) now() time.Time {

@@ -156,10 +156,14 @@ func (p *Pipeline) settled(ctx context.Context) (bool, error) {
 	return n == 0, err
 }
 
+// scanLogged scans source name and notes the outcome in the source's health (noteScan), which
+// logs an outage once at its start and once at its end.
 func (p *Pipeline) scanLogged(ctx context.Context, name string) {
-	if _, err := p.Scan(ctx, name); err != nil && ctx.Err() == nil {
-		p.log().Error("scan", "source", name, "error", err)
+	ran, err := p.scanOnce(ctx, name)
+	if ctx.Err() != nil || (!ran && err == nil) {
+		return // stopping, or another replica holds the source's lease
 	}
+	p.noteScan(name, err)
 }
 
 // answerer is an API client that knows when the API last answered (*api.Client).

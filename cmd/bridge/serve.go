@@ -215,6 +215,9 @@ func mountStatus(srv *server.Server, d *serveDeps) error {
 	for _, s := range d.cfg.Sources {
 		o.Sources = append(o.Sources, s.Name)
 	}
+	if d.pipeline != nil {
+		o.SourceHealth = d.pipeline.SourceHealth
+	}
 	for _, w := range d.cfg.Webhooks {
 		o.Endpoints = append(o.Endpoints, status.Endpoint{Name: w.Name, URL: relay.RedactURL(w.URL)})
 	}
