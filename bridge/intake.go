@@ -106,7 +106,7 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			jobs = append(jobs, j)
 		}
 	}
-	p.remapped.Store(true)
+	atStart := !p.remapped.Swap(true)
 	for i := range jobs {
 		j := &jobs[i]
 		sc := p.Sources[j.Source]
@@ -114,7 +114,13 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			continue // a source removed from the config: leave its jobs alone
 		}
 		from := j.State
-		if reason := precheck(j); reason != "" {
+		reason := precheck(j)
+		if reason == "" && (from == StateDiscovered || atStart) {
+			// What the file is, before who owns it: a file the service cannot take is skipped
+			// now, never held for an author (jobs held before this check get it once per start).
+			reason = p.inspect(ctx, sc, j)
+		}
+		if reason != "" {
 			if err := p.skip(ctx, j, reason); err != nil {
 				return err
 			}

@@ -287,7 +287,7 @@ func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
 		return p.hold(ctx, j, HoldNoBalance, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes}))
 	case skipCodes[code]:
 		p.metrics().Upload(UploadSkipped)
-		return p.skip(ctx, j, err.Error())
+		return p.skip(ctx, j, serviceSkipReason(apiErr, err))
 	case code == api.CodeAuthorNotMember && p.remapOnce(ctx, j):
 		// The member list was stale (someone left, a binding moved): map again, once.
 		p.metrics().Upload(UploadRemapped)
