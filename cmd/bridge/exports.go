@@ -73,10 +73,11 @@ func newExportRunCmd(cf *configFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, err := configuredClient(cfg)
+			client, stop, err := configuredClient(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
+			defer stop()
 			store, err := openStoreAt(cmd.Context(), cfg)
 			if err != nil {
 				return err
