@@ -90,7 +90,8 @@ func (p *Pipeline) noteScan(source string, err error) {
 	}
 	p.metrics().ScanFailed(source)
 	if wasUp || first {
-		p.log().Error("source cannot be read: logged once until it can be read again (bridge_source_up, /readyz, the status page)", "source", source, "error", err)
+		// Once per outage: bridge_source_up, /readyz and the status page show it meanwhile.
+		p.log().Error("source cannot be read", "source", source, "error", err)
 		return
 	}
 	p.log().Debug("source still cannot be read", "source", source, "failed_scans", failures+1, "error", err)

@@ -243,7 +243,7 @@ sources:%s%s
 				}
 				return ""
 			}
-			if got := levelOf("scan", "source", "refusing"); got != "ERROR" {
+			if got := levelOf("source cannot be read", "source", "refusing"); got != "ERROR" {
 				t.Errorf("the failing source's scan logged at %q, want ERROR:\n%s", got, logs)
 			}
 			if !strings.Contains(logs, "Bearer [redacted]") {
