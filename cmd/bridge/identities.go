@@ -146,29 +146,7 @@ func newIdentitiesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, stop, p, err := planFromConfig(cmd.Context(), cfg, source, prune, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer stop()
-			res, err := mapping.Apply(cmd.Context(), client, p)
-			outcomes := map[string]string{}
-			for _, r := range res {
-				outcomes[r.Identity.ExternalID+"\x00"+r.Kind] = r.Outcome
-			}
-			views := identityViews(p, func(i int) string { return outcomes[p[i].Identity.ExternalID+"\x00"+p[i].Kind] })
-			if perr := printOutput(cmd.OutOrStdout(), formatTable, nil, identityTable(views)); perr != nil {
-				return errors.Join(err, perr)
-			}
-			// Even when nothing was created here: a binding made in the application is news too.
-			counts := mapping.Outcomes(res)
-			reason := fmt.Sprintf("identities apply --source %s: %d created, %d removed", source, counts["created"], counts["removed"])
-			store, serr := openStoreAt(cmd.Context(), cfg)
-			if serr != nil {
-				return errors.Join(err, serr)
-			}
-			defer store.Close()
-			return errors.Join(err, noteMappingChange(cmd, cmd.OutOrStdout(), store, reason))
+			return applyIdentities(cmd, cfg, source, prune)
 		},
 	}
 	var doIt bool
@@ -291,4 +269,32 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool, fo
 		return errors.Join(fmt.Errorf("%d reassignment(s) failed", failed), noted)
 	}
 	return noted
+}
+
+// applyIdentities is identities apply: the plan of source's bindings performed, printed with
+// each outcome, and the change noted in the store for a running bridge.
+func applyIdentities(cmd *cobra.Command, cfg *Config, source string, prune bool) error {
+	client, stop, p, err := planFromConfig(cmd.Context(), cfg, source, prune, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer stop()
+	res, err := mapping.Apply(cmd.Context(), client, p)
+	outcomes := map[string]string{}
+	for _, r := range res {
+		outcomes[r.Identity.ExternalID+"\x00"+r.Kind] = r.Outcome
+	}
+	views := identityViews(p, func(i int) string { return outcomes[p[i].Identity.ExternalID+"\x00"+p[i].Kind] })
+	if perr := printOutput(cmd.OutOrStdout(), formatTable, nil, identityTable(views)); perr != nil {
+		return errors.Join(err, perr)
+	}
+	// Even when nothing was created here: a binding made in the application is news too.
+	counts := mapping.Outcomes(res)
+	reason := fmt.Sprintf("identities apply --source %s: %d created, %d removed", source, counts["created"], counts["removed"])
+	store, serr := openStoreAt(cmd.Context(), cfg)
+	if serr != nil {
+		return errors.Join(err, serr)
+	}
+	defer store.Close()
+	return errors.Join(err, noteMappingChange(cmd, cmd.OutOrStdout(), store, reason))
 }

@@ -160,10 +160,8 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	defer stopSandbox()
 	p.API = client
 	b.members.Dir = client
-	if cfg.API.BaseURL == "" { // the real service's key was checked before the store was opened
-		if err := checkScopes(ctx, client, b.needReports, b.needMembers, once, log); err != nil {
-			return err
-		}
+	if err := checkSandboxScopes(ctx, cfg, client, b, once, log); err != nil {
+		return err
 	}
 	log.Info("bridge running", "instance", p.Instance, "replica", p.Replica, "sources", len(p.Sources), "store", describeStore(cfg), "bus", cfg.Bus.Driver, "once", once, "gomaxprocs", runtime.GOMAXPROCS(0), "tracing", traced)
 	rl, drainBus, stopRelay, err := startRelay(ctx, cfg, store, endpoints, client, once, tel.metrics, log)
@@ -269,6 +267,15 @@ func checkKeyFirst(ctx context.Context, cfg *Config, once bool, log *slog.Logger
 		needMembers = needMembers || slices.Contains(s.Mapping.Rules, mapping.RuleIdentity) || slices.Contains(s.Mapping.Rules, mapping.RuleEmail)
 	}
 	return checkScopes(ctx, client, needReports, needMembers, once, log)
+}
+
+// checkSandboxScopes is checkScopes for the in-process sandbox's key (the real service's key
+// was checked before the store was opened, by checkKeyFirst).
+func checkSandboxScopes(ctx context.Context, cfg *Config, client *api.Client, b *pipelineSetup, once bool, log *slog.Logger) error {
+	if cfg.API.BaseURL != "" {
+		return nil
+	}
+	return checkScopes(ctx, client, b.needReports, b.needMembers, once, log)
 }
 
 // checkScopes refuses to start when the key is refused or lacks a right the configuration
