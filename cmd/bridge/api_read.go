@@ -374,7 +374,7 @@ func save(cmd *cobra.Command, d *api.Download, path string) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d bytes, %s)\n", path, n, d.Filename)
+	notice(cmd.ErrOrStderr(), fmt.Sprintf("wrote %s (%d bytes, %s)", path, n, d.Filename), "path", path, "bytes", n)
 	return nil
 }
 

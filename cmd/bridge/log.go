@@ -85,6 +85,16 @@ func (o *logOutput) configure(cmd *cobra.Command) error {
 	return nil
 }
 
+// notice writes a line for people on w (a command's stderr): as is, or under --log-format json
+// as one JSON log line at INFO with attrs, so that every line there is JSON.
+func notice(w io.Writer, msg string, attrs ...any) {
+	if o, ok := w.(*logOutput); ok && o.json {
+		buildLogger(o.Writer, slog.LevelInfo, true).Info(msg, attrs...)
+		return
+	}
+	fmt.Fprintln(w, msg)
+}
+
 // printError writes the error that ends a command on w (the root's stderr): one line
 // "bridge: …" and, for a usage error, a pointer to the command's help; under --log-format json
 // the same as one JSON log line at ERROR with the attributes error and hint.

@@ -93,7 +93,7 @@ func makeDefaultInbox(cfg *Config, w io.Writer) {
 			continue // a folder the user named must exist: a typo is an error, not a new folder
 		}
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && os.MkdirAll(path, 0o755) == nil {
-			fmt.Fprintf(w, "created %s: drop recordings there\n", path)
+			notice(w, fmt.Sprintf("created %s: drop recordings there", path), "path", path)
 		}
 	}
 }
