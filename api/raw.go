@@ -18,6 +18,16 @@ func (c *Client) GetJSON(ctx context.Context, op, path string) (json.RawMessage,
 	return out, nil
 }
 
+// ListJSON is List's page as the service sent it ({items, total, limit, offset}, every field
+// kept), for callers that print it unchanged.
+func (c *Client) ListJSON(ctx context.Context, p ListParams) (json.RawMessage, error) {
+	var out json.RawMessage
+	if _, err := c.do(ctx, call{op: "list transcriptions", method: "GET", path: routeTranscriptions, route: routeTranscriptions, query: p.values(), class: classData, out: &out}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // routeOf is the metrics route of a GET path: the path itself, a transcription's id replaced.
 func routeOf(path string) string {
 	if rest, ok := strings.CutPrefix(path, routeTranscriptions+"/"); ok && !strings.Contains(rest, "/") {

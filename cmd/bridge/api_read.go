@@ -169,6 +169,29 @@ var (
 	listSorts    = []string{"created_at", "-created_at", "duration", "-duration"}
 )
 
+// printListPage prints one page of api list on out: the service's page unchanged (json,
+// yaml), or its table.
+func printListPage(ctx context.Context, out io.Writer, c *api.Client, p api.ListParams, format string) error {
+	if format != formatTable {
+		raw, err := c.ListJSON(ctx, p)
+		if err != nil {
+			return apiFailure(err)
+		}
+		return printOutput(out, format, raw, nil)
+	}
+	page, err := c.List(ctx, p)
+	if err != nil {
+		return apiFailure(err)
+	}
+	return printOutput(out, format, page, func(w io.Writer) {
+		listItemHeader(w)
+		for i := range page.Items {
+			listItemRow(w, &page.Items[i])
+		}
+		fmt.Fprintf(w, "%d of %d (offset %d)\n", len(page.Items), page.Total, page.Offset)
+	})
+}
+
 func newAPIListCmd(f *apiFlags) *cobra.Command {
 	var p api.ListParams
 	var metadata, from, to, format string
@@ -217,17 +240,7 @@ one YAML document each (yaml), or one table.`,
 			}
 			out := cmd.OutOrStdout()
 			if !all {
-				page, err := c.List(cmd.Context(), p)
-				if err != nil {
-					return apiFailure(err)
-				}
-				return printOutput(out, format, page, func(w io.Writer) {
-					listItemHeader(w)
-					for i := range page.Items {
-						listItemRow(w, &page.Items[i])
-					}
-					fmt.Fprintf(w, "%d of %d (offset %d)\n", len(page.Items), page.Total, page.Offset)
-				})
+				return printListPage(cmd.Context(), out, c, p, format)
 			}
 			return streamList(out, format, c.All(cmd.Context(), p))
 		},
