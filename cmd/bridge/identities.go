@@ -64,7 +64,7 @@ func noteMappingChange(cmd *cobra.Command, w io.Writer, store bridge.Store, reas
 	if err != nil {
 		return fmt.Errorf("bindings changed, but a running bridge could not be told (it maps held jobs again within minutes): %w", err)
 	}
-	fmt.Fprintf(w, "mapping change %d noted: a running bridge maps its held jobs again within seconds\n", ch.Generation)
+	notice(w, fmt.Sprintf("mapping change %d noted: a running bridge maps its held jobs again within seconds", ch.Generation), "generation", ch.Generation)
 	return nil
 }
 
