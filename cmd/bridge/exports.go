@@ -20,7 +20,7 @@ func exportByName(cfg *Config, name string) (*export.Config, error) {
 		}
 		names = append(names, cfg.Exports[i].Name)
 	}
-	return nil, usageError("no export named %q (configured: %v)", name, names)
+	return nil, unknownName("export", name, names)
 }
 
 func parseWhen(flag, v string) (time.Time, error) {

@@ -32,7 +32,7 @@ func sourceByName(cfg *Config, name string) (connectors.Source, *SourceConfig, e
 	for _, s := range cfg.Sources {
 		names = append(names, s.Name)
 	}
-	return nil, nil, usageError("no source named %q (configured: %v)", name, names)
+	return nil, nil, unknownName("source", name, names)
 }
 
 // newSourcesCmd is sources: check a source, list what it would sync, backfill its history.
