@@ -150,6 +150,14 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			}
 			continue
 		}
+		if gone, err := p.forgottenExternalID(ctx, res.ExternalID); err != nil {
+			return err
+		} else if gone {
+			if err := p.skip(ctx, j, ReasonForgotten+": its external id was forgotten (bridge forget)"); err != nil {
+				return err
+			}
+			continue
+		}
 		j.Author, j.ExternalID, j.Metadata = res.Author, res.ExternalID, res.Metadata
 		j.NextAt = time.Time{}
 		if err := p.move(ctx, j, StateReady, ""); err != nil && !errors.Is(err, ErrConflict) {
@@ -157,6 +165,25 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ReasonForgotten begins the reason of a job skipped because a tombstone names it (bridge
+// forget): it is never uploaded.
+const ReasonForgotten = "forgotten"
+
+// forgottenExternalID reports whether a tombstone holds external id x (never, when the store
+// keeps no tombstones or x is empty). A store also leaves tombstoned source items and dedupe
+// keys out when it adds recordings.
+func (p *Pipeline) forgottenExternalID(ctx context.Context, x string) (bool, error) {
+	ps, ok := p.Store.(PrivacyStore)
+	if !ok || x == "" {
+		return false, nil
+	}
+	gone, err := ps.Tombstoned(ctx, TombstoneQuery{ExternalID: x})
+	if err != nil {
+		return false, fmt.Errorf("tombstone of external id %q: %w", x, err)
+	}
+	return gone, nil
 }
 
 // ReasonUnmapped begins the reason of a job held because no member matches its owner.

@@ -215,6 +215,7 @@ bridge_uploads_total{outcome="uploaded"} 0
 	if err := testutil.ScrapeAndCompare(srv.URL, strings.NewReader(fmt.Sprintf(`
 # HELP bridge_jobs Jobs in the store by state (every replica of one store reports the same figures).
 # TYPE bridge_jobs gauge
+bridge_jobs{state="deleted"} 0
 bridge_jobs{state="discovered"} 0
 bridge_jobs{state="done"} 2
 bridge_jobs{state="failed"} 0

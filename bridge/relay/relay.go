@@ -52,8 +52,13 @@ type Relay struct {
 	// out from the outbox (default 1 min: a message lost, or poisoned by a panic). Only with a
 	// Store that has PendingEvents.
 	SweepAfter time.Duration
+	// Replica names this process among replicas in its lease (relay:<replica>), by which the
+	// replicas count each other to share the endpoints' rate limits (default
+	// bridge.DefaultReplica()).
+	Replica string
 
 	once    sync.Once
+	spells  spells // the endpoints' failing spells (alerts.go)
 	records *records
 	thin    *memo[encoded] // thin payloads' bodies by event
 	byName  map[string]*Endpoint
@@ -74,6 +79,9 @@ func (r *Relay) init() {
 		}
 		if r.SweepAfter == 0 {
 			r.SweepAfter = time.Minute
+		}
+		if r.Replica == "" {
+			r.Replica = bridge.DefaultReplica()
 		}
 		if r.Log == nil {
 			r.Log = slog.New(slog.DiscardHandler)
@@ -167,8 +175,11 @@ func (r *Relay) recorded(items []bridge.RecordItem) error {
 // is false when ctx ended first (nothing to record: the lease runs out and the delivery is
 // tried again).
 func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.RecordItem, ok bool) {
-	now := r.now()
 	ep := r.byName[d.Endpoint]
+	if ep != nil && !ep.quota.wait(ctx, quotaWithin(ep, d, r.now())) {
+		return bridge.RecordItem{}, false // its turn would come after its lease: claimed again later
+	}
+	now := r.now()
 	d.Attempts++
 	a := bridge.Attempt{At: now}
 	if ep == nil { // claimed for an endpoint no longer configured
@@ -212,18 +223,21 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	outcome := OutcomeFailed
 	switch {
 	case err == nil && res.Skipped:
-		d.Status, a.Error, outcome = bridge.DeliveryDelivered, "dropped by the endpoint's filter", OutcomeFiltered
+		d.Status, a.Error, outcome = bridge.DeliveryDelivered, FilteredNote, OutcomeFiltered
 	case err == nil && res.OK():
 		d.Status, outcome = bridge.DeliveryDelivered, OutcomeDelivered
 	case err == nil && res.Status == http.StatusGone:
 		d.Status, outcome = bridge.DeliveryDead, OutcomeGone
 		reason := "answered 410 Gone"
-		ev := bridge.Event{Type: EventEndpointDisabled, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
+		// The store decides the transition: of several deliveries answered 410 at once (here or
+		// on another replica), the first disables the endpoint and emits the one event, to
+		// the other endpoints (Endpoint); the others change nothing.
+		ev := bridge.Event{Type: EventEndpointDisabled, Endpoint: ep.Name, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
 		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
 			// The attempt is recorded all the same; the next 410 disables it again.
 			r.Log.Error("endpoint answered 410 Gone and could not be disabled", "endpoint", ep.Name, "err", err)
 		} else {
-			r.Log.Warn("endpoint disabled", "endpoint", ep.Name, "reason", reason)
+			r.Log.Warn("endpoint disabled (or already so)", "endpoint", ep.Name, "reason", reason)
 		}
 	default:
 		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter, r.Rand)
@@ -235,7 +249,20 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	}
 	r.logAttempt(ctx, d, res, a)
 	r.observe(d, outcome, r.now())
+	if outcome != OutcomeFiltered {
+		r.spells.note(ep.Name, outcome == OutcomeDelivered, attemptError(a), now)
+	}
 	return bridge.RecordItem{Delivery: d, Attempt: a}, true
+}
+
+// quotaWithin is how long an attempt of d may wait for ep's rate limit: until a second and the
+// endpoint's timeout before d's lease ends (at least a millisecond); 0 (no bound) for a
+// delivery not leased.
+func quotaWithin(ep *Endpoint, d *bridge.Delivery, now time.Time) time.Duration {
+	if d.LeaseUntil.IsZero() {
+		return 0
+	}
+	return max(time.Millisecond, d.LeaseUntil.Sub(now)-ep.Timeout-time.Second)
 }
 
 // logAttempt logs one attempt of d: at INFO when delivered, WARN when it failed and will be
@@ -261,6 +288,10 @@ func (r *Relay) logAttempt(ctx context.Context, d *bridge.Delivery, res Result, 
 	r.Log.Log(ctx, level, "delivery", attrs...)
 }
 
+// FilteredNote is the error text of an attempt the endpoint's filter dropped: no request was
+// made, and the delivery counts as delivered.
+const FilteredNote = "dropped by the endpoint's filter"
+
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
@@ -283,10 +314,15 @@ func (r *Relay) Run(ctx context.Context, interval time.Duration) error {
 	engCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	engDone := make(chan struct{})
 	go func() { defer close(engDone); eng.run(engCtx) }()
+	keepCtx, stopKeep := context.WithCancel(ctx)
+	keepDone := make(chan struct{})
+	go func() { defer close(keepDone); r.keep(keepCtx) }()
 	r.consumer.start(router, r.now())
 	err = router.Run(ctx)
+	stopKeep()
 	stopEngine() // after the router: its last fan-outs are committed first
 	<-engDone
+	<-keepDone
 	return err
 }
 
@@ -314,7 +350,11 @@ func (r *Relay) Flush(ctx context.Context) error {
 			return err
 		}
 		n, err := r.Deliver(ctx)
-		if err != nil || n == 0 {
+		if err != nil {
+			return err
+		}
+		alerted, err := r.Alert(ctx) // endpoint.failing, when due: the next round sends it
+		if err != nil || (n == 0 && !alerted) {
 			return err
 		}
 	}

@@ -32,7 +32,7 @@ func (s *Store) emit(ctx context.Context, tx *sql.Tx, e bridge.Event, now time.T
 	if err != nil {
 		return fmt.Errorf("outbox %s: %w", e.Type, err)
 	}
-	payload, _ := json.Marshal(bridge.EventRef{EventID: id, Type: e.Type, JobID: e.JobID, TranscriptionID: e.TranscriptionID})
+	payload, _ := json.Marshal(bridge.EventRef{EventID: id, Type: e.Type, JobID: e.JobID, TranscriptionID: e.TranscriptionID, Endpoint: e.Endpoint})
 	msg := message.NewMessage(uuid.NewString(), payload)
 	if e.JobID != "" {
 		middleware.SetCorrelationID(e.JobID, msg)

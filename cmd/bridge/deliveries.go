@@ -143,12 +143,12 @@ func newDeliveriesShowCmd(cf *configFlags) *cobra.Command {
 // range, sent again (relay.Replay).
 func newDeliveriesReplayCmd(cf *configFlags) *cobra.Command {
 	var rEndpoint, since, until string
-	var dead bool
+	var dead, missed bool
 	replay := &cobra.Command{
-		Use:   "replay [ID...] [--endpoint E --since T --until T --dead]",
+		Use:   "replay [ID...] [--endpoint E --since T --until T --dead --missed]",
 		Short: "Send deliveries again (same webhook-id): by id, or by endpoint and time range",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f := bridge.DeliveryFilter{Endpoint: rEndpoint}
+			f := bridge.DeliveryFilter{Endpoint: rEndpoint, Missed: missed}
 			if dead {
 				f.Status = bridge.DeliveryDead
 			}
@@ -199,6 +199,7 @@ func newDeliveriesReplayCmd(cf *configFlags) *cobra.Command {
 	replay.Flags().StringVar(&since, "since", "", "created at or after (RFC 3339)")
 	replay.Flags().StringVar(&until, "until", "", "created before (RFC 3339)")
 	replay.Flags().BoolVar(&dead, "dead", false, "only dead letters")
+	replay.Flags().BoolVar(&missed, "missed", false, "only what the endpoint has not received (pending and dead), not what it got: after an outage")
 	return replay
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -85,6 +86,12 @@ func newExportRunCmd(cf *configFlags) *cobra.Command {
 			defer store.Close()
 			ex := &export.Exporter{Store: store, API: client, Log: newLogger(cmd.ErrOrStderr()), Lease: cfg.Replica.Lease, Replica: cfg.Replica.Name}
 			ex.Progress = progressBar(cmd.OutOrStdout(), c.Name)
+			gone := &bridge.Pipeline{Store: store, Log: ex.Log}
+			ex.Gone = func(ctx context.Context, id string) { // a download's 404 ends the job deleted
+				if _, err := gone.GoneUpstream(ctx, id, "an export's download"); err != nil && ctx.Err() == nil {
+					ex.Log.Warn("export: transcription deleted upstream", "transcription", id, "err", err)
+				}
+			}
 			tick := time.Now().UTC() // a manual run is its own tick
 			if to.IsZero() {
 				to = time.Now().UTC()

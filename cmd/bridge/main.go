@@ -149,5 +149,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newVersionCmd(), newRunCmd(), newJobsCmd(), newSandboxCmd(), newAPICmd(), newWebhooksCmd(), newEndpointsCmd(), newDeliveriesCmd(), newSourcesCmd(), newIdentitiesCmd(), newExportCmd(), newMigrateCmd(), newStoreCmd(), newDoctorCmd(), newHealthcheckCmd())
 	root.AddCommand(newAuditCmd()) // the status page's audit log: see audit.go
 	root.AddCommand(newBenchCmd())
+	root.AddCommand(newForgetCmd(), newRetentionCmd()) // privacy: see forget.go and retention.go
 	return root
 }

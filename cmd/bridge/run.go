@@ -175,11 +175,11 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			return err
 		}
 		defer stopSchedules()
-		stopExports, err := startExports(ctx, cfg, store, client, tel.metrics, log)
+		stopHousekeeping, err := startHousekeeping(ctx, cfg, store, client, tel, p, log)
 		if err != nil {
 			return err
 		}
-		defer stopExports()
+		defer stopHousekeeping()
 		if len(b.pushers) > 0 || cfg.Server.Addr != "" || cfg.Server.MetricsAddr != "" {
 			stopServer, err := serveHTTP(ctx, &serveDeps{cfg: cfg, store: store, pipeline: p, client: client, relay: rl, pushers: b.pushers, telemetry: tel, log: log})
 			if err != nil {

@@ -117,7 +117,8 @@ sources:
 		_, body := get("/metrics")
 		return strings.Contains(body, `bridge_jobs{state="done"} 1`) &&
 			strings.Contains(body, `bridge_api_requests_total{method="POST",route="/transcriptions",status="201"} 1`) &&
-			strings.Contains(body, `bridge_uploads_total{outcome="uploaded"} 1`)
+			strings.Contains(body, `bridge_uploads_total{outcome="uploaded"} 1`) &&
+			strings.Contains(body, `bridge_purged_total{kind="deliveries"} 0`)
 	})
 	down.Store(true)
 	eventually(t, "/readyz 503 naming the api", &errb, func() bool {

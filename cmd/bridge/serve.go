@@ -210,7 +210,7 @@ func mountStatus(srv *server.Server, d *serveDeps) error {
 		TrustedProxies: trusted, SecureCookies: d.cfg.Server.SecureCookies,
 		RateLimit: fmt.Sprintf("at most %d data requests a minute (api.requests_per_minute)", d.cfg.API.RequestsPerMinute)}
 	if d.client != nil {
-		o.API = d.client
+		o.API, o.Deleter = d.client, d.client
 	}
 	for _, s := range d.cfg.Sources {
 		o.Sources = append(o.Sources, s.Name)
