@@ -89,7 +89,7 @@ func newExportRunCmd(cf *configFlags) *cobra.Command {
 			gone := &bridge.Pipeline{Store: store, Log: ex.Log}
 			ex.Gone = func(ctx context.Context, id string) { // a download's 404 ends the job deleted
 				if _, err := gone.GoneUpstream(ctx, id, "an export's download"); err != nil && ctx.Err() == nil {
-					ex.Log.Warn("export: transcription deleted upstream", "transcription", id, "err", err)
+					ex.Log.Warn("export: transcription deleted upstream", "transcription", id, "error", err)
 				}
 			}
 			tick := time.Now().UTC() // a manual run is its own tick

@@ -186,7 +186,7 @@ func startExports(ctx context.Context, cfg *Config, store database, client *api.
 	ex := &export.Exporter{Store: store, API: client, Log: log, Metrics: m, Lease: cfg.Replica.Lease, Replica: cfg.Replica.Name}
 	ex.Gone = func(ctx context.Context, id string) { // a download's 404 ends the job deleted
 		if _, err := p.GoneUpstream(ctx, id, "an export's download"); err != nil && ctx.Err() == nil {
-			log.Warn("export: transcription deleted upstream", "transcription", id, "err", err)
+			log.Warn("export: transcription deleted upstream", "transcription", id, "error", err)
 		}
 	}
 	caughtUp := make(chan struct{})
