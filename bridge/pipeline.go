@@ -105,6 +105,8 @@ type Pipeline struct {
 	lastKeepAlive time.Time
 	// watch is the mapping generation CheckMapping saw last.
 	watch mappingWatch
+	// health is what this process's scans say of each source (SourceHealth).
+	health sourceHealth
 }
 
 func (p *Pipeline) now() time.Time {
@@ -208,7 +210,7 @@ func (p *Pipeline) finish(ctx context.Context, j *Job) {
 		return
 	}
 	if err := f.Finish(ctx, j.Recording, outcome); err != nil {
-		p.log().Warn("finish", p.jobAttrs(j, "err", err)...)
+		p.log().Warn("finish", p.jobAttrs(j, "error", err)...)
 	}
 }
 

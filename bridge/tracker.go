@@ -94,6 +94,10 @@ func (p *Pipeline) learn(ctx context.Context, j *Job, id string) (err error) {
 	return nil
 }
 
+// reasonProcessedUnseen is the reason of a job's processing step that no poll saw: the
+// transcription was processed between two polls.
+const reasonProcessedUnseen = "processed between two polls"
+
 // goneCheck is how often the tracker also lists queued transcriptions.
 const goneCheck = 10 * time.Minute
 
@@ -157,14 +161,32 @@ func (p *Pipeline) GoneUpstream(ctx context.Context, id, while string) (bool, er
 	return false, nil
 }
 
-// settle moves a job whose transcription reached a final status.
+// settle moves a job whose transcription reached a final status. A completed transcription
+// was processed and transcribed: the job's history records both steps (processing when no
+// poll saw it, transcribed even when its reports are ready too), then done once the reports
+// are, so the history shows every state the job went through.
 func (p *Pipeline) settle(ctx context.Context, j *Job, t *api.Transcription) error {
 	switch t.Status {
 	case api.StatusCompleted:
-		if p.reportsDone(j, t) {
+		if j.State == StateQueued {
+			if err := p.move(ctx, j, StateProcessing, reasonProcessedUnseen); err != nil {
+				return err
+			}
+		}
+		done := p.reportsDone(j, t)
+		if j.State != StateTranscribed {
+			reason := "transcript ready; waiting for reports"
+			if done {
+				reason = "transcript ready"
+			}
+			if err := p.move(ctx, j, StateTranscribed, reason); err != nil {
+				return err
+			}
+		}
+		if done {
 			return p.complete(ctx, j, t)
 		}
-		return p.move(ctx, j, StateTranscribed, "transcript ready")
+		return nil
 	case api.StatusFailed:
 		code := "failed"
 		if t.ErrorCode != nil {

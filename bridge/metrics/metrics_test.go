@@ -243,7 +243,7 @@ bridge_endpoint_disabled{endpoint="gone"} 1
 		want   float64
 	}{
 		{"bridge_uploads_total", []string{"outcome", "uploaded"}, 2},
-		{"bridge_uploads_total", []string{"outcome", "skipped"}, 1},
+		{"bridge_uploads_total", []string{"outcome", "skipped"}, 0}, // junk.wav is skipped before mapping: no upload attempt
 		{"bridge_api_requests_total", []string{"route", "/transcriptions", "method", "POST", "status", "201"}, 2},
 		{"bridge_tracker_lag_seconds", nil, 2},
 		{"bridge_source_discovery_lag_seconds", []string{"source", "inbox"}, 3},

@@ -83,7 +83,7 @@ func (c *StoreCollector) report(ch chan<- prometheus.Metric, desc *prometheus.De
 		return
 	}
 	if c.Log != nil {
-		c.Log.Warn("metrics: the store did not answer", "metric", desc.String(), "err", err)
+		c.Log.Warn("metrics: the store did not answer", "metric", desc.String(), "error", err)
 	}
 	ch <- prometheus.NewInvalidMetric(desc, err)
 }

@@ -99,7 +99,7 @@ func (r *Relay) fanOut(ctx context.Context, ref bridge.EventRef, targets []strin
 func (r *Relay) poisoned(err error) bool {
 	var panicked *middleware.RecoveredPanicError
 	if errors.Is(err, errMalformed) || errors.As(err, &panicked) {
-		r.Log.Error("event message moved to the poison queue", "topic", bridge.EventsPoisonTopic, "err", err)
+		r.Log.Error("event message moved to the poison queue", "topic", bridge.EventsPoisonTopic, "error", err)
 		return true
 	}
 	return false

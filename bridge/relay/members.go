@@ -24,7 +24,7 @@ func (r *Relay) keep(ctx context.Context) {
 	for {
 		r.shareQuotas(ctx)
 		if _, err := r.Alert(ctx); err != nil && ctx.Err() == nil {
-			r.Log.Error("relay: endpoint alerts", "err", err)
+			r.Log.Error("relay: endpoint alerts", "error", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -57,12 +57,12 @@ func (r *Relay) shareQuotas(ctx context.Context) {
 	}
 	now := r.now()
 	if _, err := ls.Lease(ctx, relayLease+r.Replica, r.Replica, now, 3*keepEvery); err != nil {
-		r.Log.Error("relay: lease", "err", err)
+		r.Log.Error("relay: lease", "error", err)
 		return
 	}
 	leases, err := ls.Leases(ctx)
 	if err != nil {
-		r.Log.Error("relay: leases", "err", err)
+		r.Log.Error("relay: leases", "error", err)
 		return
 	}
 	n := LiveRelays(leases, now)

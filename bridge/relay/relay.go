@@ -163,7 +163,7 @@ func (r *Relay) recorded(items []bridge.RecordItem) error {
 	for _, it := range items {
 		switch {
 		case errors.Is(it.Err, bridge.ErrConflict):
-			r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(it.Delivery, "err", it.Err)...)
+			r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(it.Delivery, "error", it.Err)...)
 		case it.Err != nil && first == nil:
 			first = it.Err
 		}
@@ -254,7 +254,7 @@ func (r *Relay) settle(ctx context.Context, ep *Endpoint, d *bridge.Delivery, re
 		ev := bridge.Event{Type: EventEndpointDisabled, Endpoint: ep.Name, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
 		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
 			// The attempt is recorded all the same; the next 410 disables it again.
-			r.Log.Error("endpoint answered 410 Gone and could not be disabled", "endpoint", ep.Name, "err", err)
+			r.Log.Error("endpoint answered 410 Gone and could not be disabled", "endpoint", ep.Name, "error", err)
 		} else {
 			r.Log.Warn("endpoint disabled (or already so)", "endpoint", ep.Name, "reason", reason)
 		}
@@ -355,7 +355,7 @@ func (r *Relay) abandon(ctx context.Context) {
 		known[i] = e.Name
 	}
 	if n, err := r.Store.Abandon(ctx, known, r.now()); err != nil {
-		r.Log.Error("abandon deliveries of removed endpoints", "err", err)
+		r.Log.Error("abandon deliveries of removed endpoints", "error", err)
 	} else if n > 0 {
 		r.Log.Warn("deliveries of endpoints no longer configured are dead letters", "count", n)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -123,6 +124,9 @@ func newDeliveriesShowCmd(cf *configFlags) *cobra.Command {
 			}
 			defer store.Close()
 			d, attempts, err := store.Delivery(cmd.Context(), args[0])
+			if errors.Is(err, bridge.ErrDeliveryNotFound) {
+				return unknownID("delivery", args[0])
+			}
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
@@ -164,11 +168,20 @@ func newDeliveriesReplayCmd(cf *configFlags) *cobra.Command {
 			if relay.CheckReplay(args, f) != nil {
 				return usageError("name deliveries: IDs, or --endpoint/--since/--until/--dead")
 			}
-			store, _, err := openStore(cmd, cf)
+			store, cfg, err := openStore(cmd, cf)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			if err := checkDeliveriesKnown(cmd.Context(), store, args); err != nil {
+				return err
+			}
+			if err := checkKnown("--endpoint", rEndpoint, webhookNames(cfg), func() (bool, error) {
+				some, err := store.Deliveries(cmd.Context(), bridge.DeliveryFilter{Endpoint: rEndpoint, Limit: 1})
+				return len(some) > 0, err
+			}); err != nil {
+				return err
+			}
 			n, err := relay.Replay(cmd.Context(), store, args, f, time.Now())
 			if err != nil {
 				return err
@@ -312,11 +325,14 @@ func newEndpointsEnableCmd() *cobra.Command {
 		Short: "Turn on an endpoint disabled after answering 410; its pending deliveries resume",
 		Args:  exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := openStore(cmd, &cf)
+			store, cfg, err := openStore(cmd, &cf)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			if err := checkEndpointKnown(cmd.Context(), cfg, store, args[0]); err != nil {
+				return err
+			}
 			if err := store.EnableEndpoint(cmd.Context(), args[0]); err != nil {
 				return err
 			}

@@ -129,7 +129,7 @@ func startRetention(ctx context.Context, cfg *Config, store database, reg promet
 	c := cron.New(cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
 	if _, err := c.AddFunc(cfg.Retention.Schedule, func() {
 		if _, err := p.Purge(ctx); err != nil && ctx.Err() == nil {
-			log.Error("retention purge", "err", err)
+			log.Error("retention purge", "error", err)
 		}
 	}); err != nil {
 		return nil, usageError("retention.schedule: %q: %v", cfg.Retention.Schedule, err)

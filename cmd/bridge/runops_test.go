@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,9 +108,10 @@ sources:
 		json.Unmarshal([]byte(body), &rd)
 		return code, rd
 	}
-	eventually(t, "/readyz 200 with its four checks", &errb, func() bool {
+	eventually(t, "/readyz 200 with its five checks", &errb, func() bool {
 		code, rd := readiness()
-		return code == 200 && rd.Status == "ready" && len(rd.Checks) == 4
+		sources := slices.IndexFunc(rd.Checks, func(c server.CheckResult) bool { return c.Name == "sources" && c.OK })
+		return code == 200 && rd.Status == "ready" && len(rd.Checks) == 5 && sources >= 0
 	})
 	eventually(t, "the recording done in /metrics", &errb, func() bool {
 		_, body := get("/metrics")

@@ -147,7 +147,7 @@ func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*r
 	return rl, drain, func() {
 		stopRelay()
 		if err := <-relayDone; err != nil {
-			log.Error("relay", "err", err)
+			log.Error("relay", "error", err)
 		}
 		eb.close()
 	}, nil
@@ -186,14 +186,14 @@ func startExports(ctx context.Context, cfg *Config, store database, client *api.
 	ex := &export.Exporter{Store: store, API: client, Log: log, Metrics: m, Lease: cfg.Replica.Lease, Replica: cfg.Replica.Name}
 	ex.Gone = func(ctx context.Context, id string) { // a download's 404 ends the job deleted
 		if _, err := p.GoneUpstream(ctx, id, "an export's download"); err != nil && ctx.Err() == nil {
-			log.Warn("export: transcription deleted upstream", "transcription", id, "err", err)
+			log.Warn("export: transcription deleted upstream", "transcription", id, "error", err)
 		}
 	}
 	caughtUp := make(chan struct{})
 	go func() { // a tick missed while the bridge was down runs once now
 		defer close(caughtUp)
 		if err := ex.CatchUp(ctx, exports); err != nil && ctx.Err() == nil {
-			log.Error("export catch-up", "err", err)
+			log.Error("export catch-up", "error", err)
 		}
 	}()
 	stopExports, err := ex.Schedule(ctx, exports)

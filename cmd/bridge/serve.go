@@ -82,7 +82,7 @@ func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
 	for _, s := range servers {
 		served.Go(func() {
 			if err := s.Serve(sctx); err != nil {
-				d.log.Error("server", "addr", s.Addr, "err", err)
+				d.log.Error("server", "addr", s.Addr, "error", err)
 			}
 		})
 	}
@@ -214,6 +214,9 @@ func mountStatus(srv *server.Server, d *serveDeps) error {
 	}
 	for _, s := range d.cfg.Sources {
 		o.Sources = append(o.Sources, s.Name)
+	}
+	if d.pipeline != nil {
+		o.SourceHealth = d.pipeline.SourceHealth
 	}
 	for _, w := range d.cfg.Webhooks {
 		o.Endpoints = append(o.Endpoints, status.Endpoint{Name: w.Name, URL: relay.RedactURL(w.URL)})

@@ -24,6 +24,12 @@ type sourceView struct {
 	Jobs     int
 	Last     time.Time
 	LastItem string
+	// Down is true while the source's scans fail (Options.SourceHealth), since DownSince,
+	// with Error the last failure and Failures the failed scans.
+	Down      bool
+	DownSince time.Time
+	Error     string
+	Failures  int
 }
 
 // endpointHealth is an endpoint's state (bridge.EndpointHealth: its State and Label, its last
@@ -73,6 +79,7 @@ func (p *Page) overview(w http.ResponseWriter, r *http.Request, s *session) erro
 	if v.Sources, v.SourcesAt, err = p.sources.get(ctx, now); err != nil {
 		v.SourcesErr = err.Error()
 	}
+	v.Sources = p.withHealth(v.Sources)
 	if p.o.API != nil {
 		if v.Workspace, v.WorkspaceAt, err = p.workspace.get(ctx, now); err != nil {
 			v.WorkspaceErr = api.Redact(err.Error())
@@ -119,6 +126,27 @@ func (p *Page) lastDiscoveries(ctx context.Context) ([]sourceView, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// withHealth is sources (cached) with what the scans say now of each (Options.SourceHealth): a
+// source that cannot be read is marked down, with its error and since when. The list is a
+// copy: the cache's is left alone.
+func (p *Page) withHealth(sources []sourceView) []sourceView {
+	if p.o.SourceHealth == nil {
+		return sources
+	}
+	out := slices.Clone(sources)
+	for _, h := range p.o.SourceHealth() {
+		if h.Up {
+			continue
+		}
+		i := slices.IndexFunc(out, func(v sourceView) bool { return v.Name == h.Source })
+		if i < 0 {
+			out, i = append(out, sourceView{Name: h.Source}), len(out)
+		}
+		out[i].Down, out[i].DownSince, out[i].Error, out[i].Failures = true, h.Since, api.Redact(h.Error), h.Failures
+	}
+	return out
 }
 
 // deliveredPerMinute counts the deliveries of the last hour that were delivered within the

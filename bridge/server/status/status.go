@@ -70,6 +70,10 @@ type Options struct {
 	Loopback bool
 	// Sources are the configured sources' names.
 	Sources []string
+	// SourceHealth reports what the scans of this process say of each source
+	// (bridge.Pipeline.SourceHealth): one that cannot be read is shown in red on the overview,
+	// with its error and since when. Nil shows none.
+	SourceHealth func() []bridge.SourceHealth
 	// Endpoints are the configured webhook endpoints.
 	Endpoints []Endpoint
 	// Exports are the configured exports, to read the manifests of their runs.
