@@ -2,7 +2,6 @@ package bridge_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +14,9 @@ import (
 // TestFullPayloadOfATranscriptionDeletedUpstream (issue 35, point 4): a transcription deleted
 // upstream before the relay fetches it for two full-payload endpoints ends its job deleted
 // (GoneUpstream: both fetches answer 404, one moves the job), one transcription.deleted reaches
-// each endpoint, and the transcription.completed deliveries are dead letters saying why: the
-// relay's Flush ends (no retry forever) with nothing pending.
+// each endpoint, and the transcription.completed deliveries are settled after one try without
+// being sent, their note saying why: the relay's Flush ends (no retry forever) with nothing
+// pending, no dead letter, and both endpoints still enabled.
 func TestFullPayloadOfATranscriptionDeletedUpstream(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, nil)
@@ -69,20 +69,20 @@ func TestFullPayloadOfATranscriptionDeletedUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range ds {
-		want := bridge.DeliveryDelivered
-		if d.Type == bridge.EventCompleted {
-			want = bridge.DeliveryDead
-		}
-		if d.Status != want {
-			t.Errorf("delivery %s of %s to %s = %s, want %s", d.ID, d.Type, d.Endpoint, d.Status, want)
+		if d.Status != bridge.DeliveryDelivered {
+			t.Errorf("delivery %s of %s to %s = %s, want delivered (settled)", d.ID, d.Type, d.Endpoint, d.Status)
 			continue
 		}
 		_, attempts, err := e.store.Delivery(ctx, d.ID)
 		if err != nil || len(attempts) != 1 {
 			t.Errorf("delivery %s of %s: %d attempts, %v; want 1", d.ID, d.Type, len(attempts), err)
-		} else if want == bridge.DeliveryDead && !strings.Contains(attempts[0].Error, "transcription deleted upstream") {
-			t.Errorf("dead letter %s: error %q, want it to say transcription deleted upstream", d.ID, attempts[0].Error)
+		} else if d.Type == bridge.EventCompleted && attempts[0].Error != relay.ErrDeletedUpstream.Error() {
+			t.Errorf("delivery %s of %s: note %q, want %q", d.ID, d.Type, attempts[0].Error, relay.ErrDeletedUpstream)
 		}
+	}
+	health, err := bridge.EndpointsHealth(ctx, e.store, time.Now())
+	if err != nil || len(health) != 0 {
+		t.Errorf("EndpointsHealth = %v, %v; want every endpoint enabled with nothing failing", health, err)
 	}
 	if len(ds) != 4 {
 		t.Errorf("%d deliveries, want 4 (completed and deleted, to each endpoint)", len(ds))

@@ -8,18 +8,20 @@ import (
 )
 
 // ErrDeletedUpstream is a full payload's fetch answered 404: the transcription was deleted
-// upstream, so the message can never carry its record. Its text is the dead letter's error.
-var ErrDeletedUpstream = errors.New("transcription deleted upstream")
+// upstream, so the message can never carry its record. Its text is the settled attempt's note.
+var ErrDeletedUpstream = errors.New("not sent: transcription deleted upstream (its transcription.deleted follows)")
 
 // whileFetching is what was reading when a full payload's fetch answered 404, for the job's
 // reason ("… (404 while fetching a webhook's full payload)").
 const whileFetching = "fetching a webhook's full payload"
 
 // endDeleted ends the job of d's transcription deleted (GoneUpstream: once across replicas,
-// with its one transcription.deleted) and reports whether d may be settled: a dead letter,
-// since it can never be sent with its full payload, and the receiver hears the deletion
-// instead. When the store fails, d is left to be tried again like a failed fetch (the cached
-// 404 brings it back here), so the job is not left behind.
+// with its one transcription.deleted) and reports whether d may be settled: never sent, since
+// it can never carry its full payload; the receiver hears the deletion instead. It is settled as
+// a filtered one is (delivered, with a note; OutcomeDeletedUpstream), not as a dead letter: the
+// endpoint did nothing wrong, so its health stays as it was and no replay would help. When the
+// store fails, d is left to be tried again like a failed fetch (the cached 404 brings it back
+// here), so the job is not left behind.
 func (r *Relay) endDeleted(ctx context.Context, d *bridge.Delivery) bool {
 	if r.GoneUpstream == nil {
 		return true

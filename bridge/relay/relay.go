@@ -264,8 +264,8 @@ func (r *Relay) settle(ctx context.Context, ep *Endpoint, d *bridge.Delivery, re
 		}
 		return OutcomeGone
 	case errors.Is(err, ErrDeletedUpstream) && r.endDeleted(ctx, d):
-		d.Status = bridge.DeliveryDead // never sent: the record is gone (gone.go)
-		return OutcomeDead
+		d.Status = bridge.DeliveryDelivered // settled, never sent: the record is gone (gone.go)
+		return OutcomeDeletedUpstream
 	case !fetched:
 		// The API did not give the transcription in time (down, rate-limited, slow): the
 		// endpoint was never contacted, so the try does not count towards its retry schedule
