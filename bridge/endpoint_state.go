@@ -152,13 +152,17 @@ func (h EndpointHealth) AlertError() string {
 	return h.Alert.Error
 }
 
-// FailingFor writes how long an endpoint has been failing, to the minute ("1h12m", "45m";
-// under a minute to the second).
+// FailingFor writes how long an endpoint has been failing, to the minute ("1h12m", "45m",
+// "2h"; under a minute to the second).
 func FailingFor(d time.Duration) string {
 	if d < time.Minute {
 		return max(d, 0).Truncate(time.Second).String()
 	}
-	return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
+	s := strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func plural(n int, what string) string {

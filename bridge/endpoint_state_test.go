@@ -24,6 +24,7 @@ func TestEndpointLabel(t *testing.T) {
 		{EndpointHealth{Alert: alert, At: now, Dead: 1, LastAt: now.Add(-time.Minute), LastError: "dial tcp: connection refused"}, "failing", "failing for 1h12m: dial tcp: connection refused (1 dead letter)"},
 		{EndpointHealth{Alert: alert, At: now, Retrying: 1, LastAt: now.Add(-time.Hour), LastError: "timeout"}, "failing", "failing for 1h12m: answered 503 (1 retrying)"},
 		{EndpointHealth{Alert: alert, At: alert.Since.Add(45 * time.Second)}, "failing", "failing for 45s: answered 503"},
+		{EndpointHealth{Alert: alert, At: alert.Since.Add(2*time.Hour + 59*time.Second)}, "failing", "failing for 2h: answered 503"},
 		{EndpointHealth{Alert: alert, At: now, Disabled: "answered 410 Gone"}, "disabled", "disabled: answered 410 Gone"},
 	} {
 		if got := c.h.State(); got != c.state {
