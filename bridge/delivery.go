@@ -17,7 +17,8 @@ type DeliveryStatus string
 const (
 	// DeliveryPending: due at NextAttemptAt (again after a failed attempt or a replay).
 	DeliveryPending DeliveryStatus = "pending"
-	// DeliveryDelivered: the endpoint took it (or its filter dropped it).
+	// DeliveryDelivered: the endpoint took it, or it was settled without a request: its filter
+	// dropped it, or its full payload's transcription was deleted upstream.
 	DeliveryDelivered DeliveryStatus = "delivered"
 	// DeliveryDead: a dead letter (retries exhausted, 410, endpoint gone); a replay brings it back.
 	DeliveryDead DeliveryStatus = "dead"

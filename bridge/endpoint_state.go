@@ -12,7 +12,8 @@ const (
 	// EndpointEnabled: on, and nothing of its own failing.
 	EndpointEnabled = "enabled"
 	// EndpointFailing: on, but holding dead letters or retrying deliveries after failed
-	// attempts (a warning, not an all-clear).
+	// attempts, or failing for its alert_after (endpoint.failing sent): a warning, not an
+	// all-clear.
 	EndpointFailing = "failing"
 	// EndpointDisabled: off (DisabledEndpoints), after a 410 Gone or paused by hand; its
 	// deliveries wait until it is enabled (resumed) again.
@@ -31,19 +32,31 @@ type EndpointHealth struct {
 	LastStatus int
 	LastError  string
 	LastAt     time.Time
+	// Alert is the endpoint's failing spell once it lasted its alert_after (endpoint.failing
+	// was sent, EndpointAlertStore), until an attempt is delivered again; nil otherwise.
+	Alert *EndpointAlert
+	// At is when the health was read: the alert's "failing for" is told from it.
+	At time.Time
+}
+
+// HealthStore is what EndpointsHealth reads: the deliveries, the disabled endpoints and the
+// failing ones.
+type HealthStore interface {
+	DeliveryStore
+	EndpointAlertStore
 }
 
 // healthScan bounds the dead and the retrying deliveries EndpointsHealth reads (each).
 const healthScan = 1000
 
-// EndpointsHealth returns, by name, the endpoints that are disabled, hold dead letters or
-// retry deliveries (the newest healthScan of each kind counted); an endpoint it does not name
-// is enabled with nothing failing. Errors are the store's, unredacted.
-func EndpointsHealth(ctx context.Context, s DeliveryStore) (map[string]*EndpointHealth, error) {
+// EndpointsHealth returns, by name, the endpoints that are disabled, alerted as failing, hold
+// dead letters or retry deliveries (the newest healthScan of each kind counted), as of now; an
+// endpoint it does not name is enabled with nothing failing. Errors are the store's, unredacted.
+func EndpointsHealth(ctx context.Context, s HealthStore, now time.Time) (map[string]*EndpointHealth, error) {
 	out := map[string]*EndpointHealth{}
 	get := func(name string) *EndpointHealth {
 		if out[name] == nil {
-			out[name] = &EndpointHealth{}
+			out[name] = &EndpointHealth{At: now}
 		}
 		return out[name]
 	}
@@ -53,6 +66,13 @@ func EndpointsHealth(ctx context.Context, s DeliveryStore) (map[string]*Endpoint
 	}
 	for name, reason := range disabled {
 		get(name).Disabled = reason
+	}
+	alerts, err := s.FailingEndpoints(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("endpoints' health: %w", err)
+	}
+	for _, a := range alerts {
+		get(a.Name).Alert = &a
 	}
 	for _, st := range []DeliveryStatus{DeliveryDead, DeliveryPending} {
 		ds, err := s.Deliveries(ctx, DeliveryFilter{Status: st, Limit: healthScan})
@@ -77,20 +97,21 @@ func EndpointsHealth(ctx context.Context, s DeliveryStore) (map[string]*Endpoint
 	return out, nil
 }
 
-// State is EndpointDisabled when the endpoint is off, EndpointFailing when it holds dead
-// letters or retries, EndpointEnabled otherwise.
+// State is EndpointDisabled when the endpoint is off, EndpointFailing when it is alerted as
+// failing or holds dead letters or retries, EndpointEnabled otherwise.
 func (h EndpointHealth) State() string {
 	switch {
 	case h.Disabled != "":
 		return EndpointDisabled
-	case h.Dead > 0 || h.Retrying > 0:
+	case h.Alert != nil || h.Dead > 0 || h.Retrying > 0:
 		return EndpointFailing
 	}
 	return EndpointEnabled
 }
 
 // Label is the state as shown to people, the same words everywhere: "enabled", "failing: 2
-// dead letters, 1 retrying", "disabled: answered 410 Gone".
+// dead letters, 1 retrying", "failing for 1h12m: answered 503 (1 retrying)" once alerted,
+// "disabled: answered 410 Gone".
 func (h EndpointHealth) Label() string {
 	switch h.State() {
 	case EndpointDisabled:
@@ -103,9 +124,45 @@ func (h EndpointHealth) Label() string {
 		if h.Retrying > 0 {
 			parts = append(parts, fmt.Sprintf("%d retrying", h.Retrying))
 		}
-		return EndpointFailing + ": " + strings.Join(parts, ", ")
+		if h.Alert == nil {
+			return EndpointFailing + ": " + strings.Join(parts, ", ")
+		}
+		l := EndpointFailing + " for " + FailingFor(h.At.Sub(h.Alert.Since)) + ": " + h.AlertError()
+		if len(parts) > 0 {
+			l += " (" + strings.Join(parts, ", ") + ")"
+		}
+		return l
 	}
 	return EndpointEnabled
+}
+
+// AlertError is the last error of an alerted endpoint: its newest failed delivery's, when
+// newer than the alert, else the alert's; empty when it is not alerted.
+func (h EndpointHealth) AlertError() string {
+	switch {
+	case h.Alert == nil:
+		return ""
+	case !h.LastAt.After(h.Alert.AlertedAt):
+		return h.Alert.Error
+	case h.LastError != "":
+		return h.LastError
+	case h.LastStatus != 0:
+		return fmt.Sprintf("answered %d", h.LastStatus)
+	}
+	return h.Alert.Error
+}
+
+// FailingFor writes how long an endpoint has been failing, to the minute ("1h12m", "45m",
+// "2h"; under a minute to the second).
+func FailingFor(d time.Duration) string {
+	if d < time.Minute {
+		return max(d, 0).Truncate(time.Second).String()
+	}
+	s := strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func plural(n int, what string) string {

@@ -44,7 +44,7 @@ type Metrics struct {
 // Label values the series start with (see Options).
 var (
 	uploadOutcomes   = []string{"uploaded", "replayed", "adopted", "failed", "skipped", "held", "remapped"}
-	deliveryOutcomes = []string{"delivered", "filtered", "failed", "dead", "gone"}
+	deliveryOutcomes = []string{"delivered", "filtered", "failed", "dead", "gone", "deleted_upstream"}
 	retryStages      = []string{"upload", "delivery"}
 	exportOutcomes   = []string{"completed", "failed"}
 )

@@ -35,6 +35,9 @@ const (
 	OutcomeDead = "dead"
 	// OutcomeGone: the endpoint answered 410 Gone and is disabled.
 	OutcomeGone = "gone"
+	// OutcomeDeletedUpstream: a full payload's transcription was deleted upstream; nothing was
+	// sent, the delivery is settled and the job ended deleted (its transcription.deleted follows).
+	OutcomeDeletedUpstream = "deleted_upstream"
 )
 
 // RetryDelivery is the stage of a delivery retried later (Metrics.Retry).

@@ -51,7 +51,10 @@ func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *bridge.Delivery) (
 		t, counts = redact.Transcription(ep.redactor, t)
 		data["redactions"] = counts
 	}
-	data["transcription"] = t // nil: deleted upstream since
+	if t == nil && d.Type != bridge.EventDeleted {
+		return nil, ErrDeletedUpstream // the message cannot carry its record (gone.go)
+	}
+	data["transcription"] = t // nil: the deletion's own event
 	return data, nil
 }
 

@@ -35,6 +35,10 @@ type Relay struct {
 	Poison message.Publisher
 	// API fetches transcription records for full payloads; nil sends thin ones.
 	API API
+	// GoneUpstream ends the job of transcription id deleted when a full payload's fetch answers
+	// 404 (bridge.Pipeline.GoneUpstream: conditional in the store, so one transcription.deleted
+	// across replicas); while says what was reading. nil: the job is left to the tracker.
+	GoneUpstream func(ctx context.Context, id, while string) (bool, error)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Rand is the retry jitter's source, uniform in [0, 1) (default math/rand/v2's Float64);
@@ -259,6 +263,9 @@ func (r *Relay) settle(ctx context.Context, ep *Endpoint, d *bridge.Delivery, re
 			r.Log.Warn("endpoint disabled (or already so)", "endpoint", ep.Name, "reason", reason)
 		}
 		return OutcomeGone
+	case errors.Is(err, ErrDeletedUpstream) && r.endDeleted(ctx, d):
+		d.Status = bridge.DeliveryDelivered // settled, never sent: the record is gone (gone.go)
+		return OutcomeDeletedUpstream
 	case !fetched:
 		// The API did not give the transcription in time (down, rate-limited, slow): the
 		// endpoint was never contacted, so the try does not count towards its retry schedule

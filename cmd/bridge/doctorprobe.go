@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 	"github.com/transcript-bridge/bridge/connectors"
@@ -105,11 +106,16 @@ func doctorWebhooks(ctx context.Context, cfg *Config, storeCurrent bool, r *doct
 		r.fail("webhooks", err.Error(), "fix the setting named (bridge run refuses to start until then)")
 		return
 	}
-	disabled := disabledEndpoints(ctx, cfg, storeCurrent)
+	disabled, alerts := endpointStates(ctx, cfg, storeCurrent)
 	for _, e := range eps {
 		name := "webhook " + e.Name
 		if reason, off := disabled[e.Name]; off {
 			r.warn(name, "disabled: "+reason, "once the receiver is fixed: bridge endpoints enable "+e.Name)
+		} else if a, failing := alerts[e.Name]; failing {
+			r.warn(name, fmt.Sprintf("failing for %s: %s (endpoint.failing sent at %s)", bridge.FailingFor(time.Since(a.Since)),
+				api.Redact(a.Error), a.AlertedAt.UTC().Format(time.RFC3339)), fmt.Sprintf(
+				"see its failures: bridge deliveries list --endpoint %s; once the receiver is fixed, what it missed: bridge deliveries replay --endpoint %s --since %s --missed",
+				e.Name, e.Name, a.Since.UTC().Format(time.RFC3339)))
 		}
 		res, id, err := pingEndpoint(ctx, e)
 		switch {
@@ -123,22 +129,31 @@ func doctorWebhooks(ctx context.Context, cfg *Config, storeCurrent bool, r *doct
 	}
 }
 
-// disabledEndpoints returns the endpoints the relay disabled (after a 410), by name, when the
-// store is current; nil otherwise or when it cannot be read (the store's check said why).
-func disabledEndpoints(ctx context.Context, cfg *Config, storeCurrent bool) map[string]string {
+// endpointStates returns the endpoints the relay disabled (after a 410), with their reasons,
+// and those alerted as failing (endpoint.failing sent), by name, when the store is current; nil
+// otherwise or when it cannot be read (the store's check said why).
+func endpointStates(ctx context.Context, cfg *Config, storeCurrent bool) (map[string]string, map[string]bridge.EndpointAlert) {
 	if !storeCurrent {
-		return nil
+		return nil, nil
 	}
 	store, err := openExistingStore(ctx, cfg) // current: opening migrates nothing
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer store.Close()
 	disabled, err := store.DisabledEndpoints(ctx)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return disabled
+	failing, err := store.FailingEndpoints(ctx)
+	if err != nil {
+		return disabled, nil
+	}
+	alerts := make(map[string]bridge.EndpointAlert, len(failing))
+	for _, a := range failing {
+		alerts[a.Name] = a
+	}
+	return disabled, alerts
 }
 
 // pingEndpoint sends e one signed ping event ({"type": "ping", "data": {"endpoint": NAME}},

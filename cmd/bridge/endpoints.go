@@ -5,9 +5,11 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 )
@@ -64,7 +66,7 @@ func newEndpointsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			health, err := bridge.EndpointsHealth(cmd.Context(), store)
+			health, err := bridge.EndpointsHealth(cmd.Context(), store, time.Now())
 			if err != nil {
 				return err
 			}
@@ -122,6 +124,10 @@ type endpointView struct {
 	// Dead and Retrying count its dead letters and its deliveries retried after a failure.
 	Dead     int `json:"dead"`
 	Retrying int `json:"retrying"`
+	// FailingSince is when an endpoint alerted as failing (endpoint.failing sent, until an
+	// attempt is delivered again) started failing; FailingError is its last error.
+	FailingSince *time.Time `json:"failing_since,omitempty"`
+	FailingError string     `json:"failing_error,omitempty"`
 	// label is the state as the table and the status page write it ("disabled: answered 410
 	// Gone").
 	label string
@@ -136,7 +142,13 @@ func newEndpointView(e *relay.Endpoint, health map[string]*bridge.EndpointHealth
 	}
 	v := endpointView{Name: e.Name, URL: relay.RedactURL(e.URL), Events: e.Events, Payload: e.Payload, AllowPrivate: e.AllowPrivate,
 		TimeoutSeconds: e.Timeout.Seconds(), Filtered: e.Filter != "", Transformed: e.Transform != "", State: h.State(),
-		DisabledReason: h.Disabled, Dead: h.Dead, Retrying: h.Retrying, label: h.Label()}
+		DisabledReason: h.Disabled, Dead: h.Dead, Retrying: h.Retrying}
+	if h.Alert != nil {
+		a := *h.Alert // a copy: the map's is left as read
+		a.Error, h.LastError, h.Alert = api.Redact(a.Error), api.Redact(h.LastError), &a
+		v.FailingSince, v.FailingError = &h.Alert.Since, h.AlertError()
+	}
+	v.label = h.Label()
 	if len(v.Events) == 0 {
 		v.Events, v.AllEvents = slices.Clone(relay.EventTypes), true
 	}

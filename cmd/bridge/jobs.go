@@ -24,15 +24,15 @@ func newJobsCmd() *cobra.Command {
 	return cmd
 }
 
-// newJobsListCmd is jobs list: one line per job, filtered by --state and --source.
+// newJobsListCmd is jobs list: one line per job, filtered by --state, --source and --query.
 func newJobsListCmd(cf *configFlags) *cobra.Command {
-	var state, source, listFormat string
+	var state, source, query, listFormat string
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "One line per job: id, source, item, state, reason",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := bridge.JobFilter{Source: source}
+			f := bridge.JobFilter{Source: source, Query: strings.TrimSpace(query)}
 			if state != "" {
 				for _, s := range strings.Split(state, ",") {
 					if err := checkOneOf("--state", s, stateNames()); err != nil {
@@ -78,6 +78,7 @@ func newJobsListCmd(cf *configFlags) *cobra.Command {
 	cf.register(list)
 	list.Flags().StringVar(&state, "state", "", "only jobs in these states (comma-separated): "+strings.Join(stateNames(), ", "))
 	list.Flags().StringVar(&source, "source", "", "only jobs of this source (a configured one, or one the store has jobs of)")
+	list.Flags().StringVarP(&query, "query", "q", "", "only jobs with this text (any case, a part will do) in their file name, item id, external id, author, owner, job id or transcription id: the status page's Jobs search")
 	addOutputFlag(list, &listFormat, formatTable)
 	return list
 }

@@ -82,9 +82,9 @@ func exitCode(err error) int {
 }
 
 // strictArgs makes every argument check of the tree a usage error (an extra argument to a
-// command that takes none is an "unexpected argument"), and a group command (jobs, api, …)
-// given an unknown subcommand, or none, fail with exit 2 (printing its help on stderr when
-// none is given).
+// command that takes none is an "unexpected argument"), and a group command (jobs, api, …, and
+// bridge itself) given an unknown subcommand, or none, fail with exit 2 (printing its help on
+// stderr when none is given); --help still prints it on stdout and exits 0.
 func strictArgs(c *cobra.Command) {
 	if c.Args != nil {
 		check := c.Args
@@ -103,7 +103,7 @@ func strictArgs(c *cobra.Command) {
 			return nil
 		}
 	}
-	if c.HasSubCommands() && c.Run == nil && c.RunE == nil && c.HasParent() {
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
 		c.Args = cobra.ArbitraryArgs
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {

@@ -10,7 +10,9 @@ import (
 )
 
 // TestFailingEndpointBanner: an endpoint marked failing for its alert_after shows a banner on
-// the overview, naming the replay that sends what it missed; none once it recovered.
+// the overview, naming the replay that sends what it missed, and its state reads "failing for
+// 2h: answered 503" on the overview and its Endpoints card (issue 35, point 5); none of that
+// once it recovered.
 func TestFailingEndpointBanner(t *testing.T) {
 	rg := newRig(t, nil)
 	ctx := context.Background()
@@ -22,9 +24,15 @@ func TestFailingEndpointBanner(t *testing.T) {
 	rg.login(t, rg.client)
 	_, page := rg.get(t, rg.client, "/")
 	contains(t, "the overview", page, `class="banner endpoint-failing"`, "Endpoint <a href=\"/deliveries?endpoint=crm\">crm</a> has been failing",
-		"(answered 503)", "bridge deliveries replay --endpoint crm --since "+since.UTC().Format(time.RFC3339)+" --missed")
+		"(answered 503)", "bridge deliveries replay --endpoint crm --since "+since.UTC().Format(time.RFC3339)+" --missed",
+		"failing for 2h: answered 503")
+	_, endpoints := rg.get(t, rg.client, "/endpoints")
+	contains(t, "crm's card", card(t, endpoints, "crm"), "failing for 2h: answered 503", "endpoint-state-failing")
 	rg.store.EndpointRecovered(ctx, "crm")
-	if _, page = rg.get(t, rg.client, "/"); strings.Contains(page, "endpoint-failing") {
-		t.Error("the overview still shows the banner after the endpoint recovered")
+	if _, page = rg.get(t, rg.client, "/"); strings.Contains(page, "endpoint-failing") || strings.Contains(page, "failing for") {
+		t.Error("the overview still shows the banner or the failing state after the endpoint recovered")
+	}
+	if _, endpoints = rg.get(t, rg.client, "/endpoints"); !strings.Contains(card(t, endpoints, "crm"), "endpoint-state-enabled") {
+		t.Error("crm's card is not enabled after the endpoint recovered")
 	}
 }

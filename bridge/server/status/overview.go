@@ -183,13 +183,16 @@ func (p *Page) failing(ctx context.Context) ([]endpointHealth, error) {
 // (bridge.EndpointsHealth), their errors redacted; an endpoint missing from it is enabled with
 // nothing failing.
 func (p *Page) health(ctx context.Context) (map[string]*endpointHealth, error) {
-	all, err := bridge.EndpointsHealth(ctx, p.o.Store)
+	all, err := bridge.EndpointsHealth(ctx, p.o.Store, p.now())
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]*endpointHealth, len(all))
 	for name, h := range all {
 		h.LastError = api.Redact(h.LastError)
+		if h.Alert != nil {
+			h.Alert.Error = api.Redact(h.Alert.Error)
+		}
 		out[name] = &endpointHealth{EndpointHealth: *h, Name: name}
 	}
 	return out, nil
