@@ -105,6 +105,8 @@ type Pipeline struct {
 	lastKeepAlive time.Time
 	// watch is the mapping generation CheckMapping saw last.
 	watch mappingWatch
+	// space notes writes refused for want of space (DiskFull).
+	space spaceWatch
 }
 
 func (p *Pipeline) now() time.Time {

@@ -98,7 +98,7 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 		}
 		if time.Since(lastMapping) >= o.MappingInterval {
 			lastMapping = time.Now()
-			if err := p.CheckMapping(ctx); err != nil && ctx.Err() == nil {
+			if err := p.CheckMapping(ctx); err != nil && ctx.Err() == nil && !p.noSpace(err) {
 				p.log().Error("mapping", "err", err)
 			}
 		}
@@ -110,10 +110,14 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 			p.keepAlive(ctx, &uploads, o.KeepAlive)
 		}
 		if err := p.Step(ctx, &uploads, track); err != nil && ctx.Err() == nil {
-			if errors.Is(err, api.ErrUnreachable) {
+			switch {
+			case p.noSpace(err):
+				// Logged once per outage; every step and scan tries again, and the first write
+				// that goes through ends it (spaceAgain).
+			case errors.Is(err, api.ErrUnreachable):
 				// Waited out: every step tries again (each call first retries for a few seconds).
 				p.log().Warn("the API cannot be reached; jobs wait and the bridge keeps trying", "err", err)
-			} else {
+			default:
 				p.log().Error("step", "err", err)
 			}
 		}
@@ -157,8 +161,12 @@ func (p *Pipeline) settled(ctx context.Context) (bool, error) {
 }
 
 func (p *Pipeline) scanLogged(ctx context.Context, name string) {
-	if _, err := p.Scan(ctx, name); err != nil && ctx.Err() == nil {
+	n, err := p.Scan(ctx, name)
+	switch {
+	case err != nil && ctx.Err() == nil && !p.noSpace(err):
 		p.log().Error("scan", "source", name, "err", err)
+	case n > 0:
+		p.spaceAgain() // new jobs stored: the store's writes go through
 	}
 }
 
