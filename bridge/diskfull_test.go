@@ -80,9 +80,18 @@ func TestDiskFullStopsNewWorkAndResumes(t *testing.T) {
 		done <- p.Run(ctx, bridge.RunOptions{Schedules: map[string]string{"inbox": "@every 1s"},
 			StepInterval: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond})
 	}()
+	staging := filepath.Join(filepath.Dir(inbox), "staging")
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	put := func(from, to int) {
 		for i := from; i < to; i++ {
-			if err := os.WriteFile(filepath.Join(inbox, fmt.Sprintf("call-%02d.wav", i)), wav(1, uint64(i+1)), 0o644); err != nil {
+			// Written beside and renamed in: a scan never sees a file half-written.
+			name := fmt.Sprintf("call-%02d.wav", i)
+			if err := os.WriteFile(filepath.Join(staging, name), wav(1, uint64(i+1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(staging, name), filepath.Join(inbox, name)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -90,6 +99,9 @@ func TestDiskFullStopsNewWorkAndResumes(t *testing.T) {
 	put(0, 3)
 	waitFor(t, "the first 3 recordings done", func() bool { return countDone(t, store) == 3 })
 
+	// The WAL emptied first: a WAL that a checkpoint rewinds keeps its size, and writes into
+	// it would need no new space for a while.
+	checkpoint(t, dbPath)
 	filler := tmpfstest.Fill(t, fs, 0)
 	put(3, 8)
 	waitFor(t, "the pipeline to report the disk full", func() bool { return p.DiskFull() != nil })
@@ -100,7 +112,7 @@ func TestDiskFullStopsNewWorkAndResumes(t *testing.T) {
 	// A few more scans while full: still nothing taken, still one error logged.
 	time.Sleep(2500 * time.Millisecond)
 	if jobs, _ := store.Jobs(ctx, bridge.JobFilter{}); len(jobs) != 3 {
-		t.Errorf("jobs while the disk is full = %d, want 3 (no new work taken)", len(jobs))
+		t.Errorf("jobs while the disk is full = %d, want 3 (no new work taken); log:\n%s", len(jobs), logs.String())
 	}
 	if n := strings.Count(logs.String(), "level=ERROR msg=\"disk full"); n != 1 {
 		t.Errorf("disk-full errors logged = %d, want 1 per outage; log:\n%s", n, logs.String())
@@ -146,6 +158,20 @@ func countDone(t *testing.T, store *sqlite.Store) int {
 		t.Fatal(err)
 	}
 	return len(jobs)
+}
+
+// checkpoint copies the WAL of the database at path into it and truncates the WAL to nothing.
+func checkpoint(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var busy, logged, copied int
+	if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &copied); err != nil || busy != 0 {
+		t.Fatalf("wal_checkpoint(TRUNCATE) = busy %d, %v", busy, err)
+	}
 }
 
 // integrity runs PRAGMA integrity_check on the database file at path over a connection of its

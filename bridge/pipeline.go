@@ -107,6 +107,10 @@ type Pipeline struct {
 	watch mappingWatch
 	// space notes writes refused for want of space (DiskFull).
 	space spaceWatch
+	// lastBalance is the workspace's available minutes as StartUploads last read them, at
+	// lastBalanceAt (see balanceFresh).
+	lastBalance   float64
+	lastBalanceAt time.Time
 }
 
 func (p *Pipeline) now() time.Time {
