@@ -92,6 +92,9 @@ type Env struct {
 	Short bool
 	// Log receives progress lines for a human (never nil: io.Discard when quiet).
 	Log io.Writer
+	// Relay says where the relay workload runs (bridge bench relay's --store, --bus,
+	// --replicas, --dsn, --nats-url); the zero value is the embedded SQLite default.
+	Relay RelayOptions
 }
 
 // Logf writes one progress line.

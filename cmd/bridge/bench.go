@@ -18,6 +18,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	var asJSON, short, report bool
 	var plot string
+	var relayOpts bench.RelayOptions
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the relay, uploads, discovery and tracking beside their references",
@@ -39,7 +40,7 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 				return err
 			}
 			defer os.RemoveAll(dir)
-			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr()}
+			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr(), Relay: relayOpts}
 			var results []bench.Result
 			var charts []bench.Chart
 			for _, name := range names {
@@ -86,7 +87,16 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 		}
 	}
 	for _, name := range bench.Names() {
-		cmd.AddCommand(&cobra.Command{Use: name, Short: "Run the " + name + " workload and its reference", Args: cobra.NoArgs, RunE: run([]string{name}, false)})
+		sub := &cobra.Command{Use: name, Short: "Run the " + name + " workload and its reference", Args: cobra.NoArgs, RunE: run([]string{name}, false)}
+		if name == "relay" {
+			f := sub.Flags()
+			f.StringVar(&relayOpts.Store, "store", "sqlite", "the store: sqlite (the embedded default) or postgres (a database of the run's own, dropped afterwards)")
+			f.StringVar(&relayOpts.Bus, "bus", "sql", "the bus with --store postgres: sql (the store's own) or nats (a stream of the run's own, deleted afterwards)")
+			f.IntVar(&relayOpts.Replicas, "replicas", 1, "relays sharing the work with --store postgres, each as a replica of bridge run; above 1 also runs one replica for relay_scaling")
+			f.StringVar(&relayOpts.DSN, "dsn", "", "the PostgreSQL server (default $BRIDGE_TEST_POSTGRES_DSN)")
+			f.StringVar(&relayOpts.NATSURL, "nats-url", "", "the NATS server (default $BRIDGE_TEST_NATS_URL)")
+		}
+		cmd.AddCommand(sub)
 	}
 	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload: " + strings.Join(bench.Names(), ", "), Args: cobra.NoArgs, RunE: run(bench.Names(), true)})
 	return cmd
