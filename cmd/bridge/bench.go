@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +21,7 @@ func newBenchCmd() *cobra.Command {
 	var asJSON, short, report bool
 	var plot string
 	var relayOpts bench.RelayOptions
+	var duration time.Duration
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the relay, uploads, discovery and tracking beside their references",
@@ -40,7 +43,7 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 				return err
 			}
 			defer os.RemoveAll(dir)
-			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr(), Relay: relayOpts}
+			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr(), Relay: relayOpts, Duration: duration}
 			var results []bench.Result
 			var charts []bench.Chart
 			for _, name := range names {
@@ -96,9 +99,14 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 			f.StringVar(&relayOpts.DSN, "dsn", "", "the PostgreSQL server (default $BRIDGE_TEST_POSTGRES_DSN)")
 			f.StringVar(&relayOpts.NATSURL, "nats-url", "", "the NATS server (default $BRIDGE_TEST_NATS_URL)")
 		}
+		if name == "soak" {
+			sub.Flags().DurationVar(&duration, "duration", 0, "how long the soak runs (default 1h; 2m with --short)")
+		}
 		cmd.AddCommand(sub)
 	}
-	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload: " + strings.Join(bench.Names(), ", "), Args: cobra.NoArgs, RunE: run(bench.Names(), true)})
+	// bench all runs every workload but the soak, which runs for a set time (an hour).
+	all := slices.DeleteFunc(bench.Names(), func(n string) bool { return n == "soak" })
+	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload but soak: " + strings.Join(all, ", "), Args: cobra.NoArgs, RunE: run(all, true)})
 	return cmd
 }
 

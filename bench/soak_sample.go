@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"time"
+)
+
+// soakSample is one look at the process during a soak.
+type soakSample struct {
+	at         time.Duration // since the soak began
+	rss        float64       // MiB
+	goroutines float64
+	files      float64 // open file descriptors
+	dbSize     float64 // MiB: the database file and its WAL
+	jobs       float64 // jobs stored
+}
+
+// takeSample reads the process's resident set, goroutines and open files, and the size of the
+// database at dbPath (with its -wal file). The heap is collected and returned to the system
+// first (debug.FreeOSMemory), so the resident set is what the process holds, not what the
+// collector has yet to free; goroutines and open files are the fewest of five reads 100 ms
+// apart, so a request in flight at that moment (a connection, its goroutines) does not count:
+// what stays does.
+func takeSample(at time.Duration, dbPath string, jobs int) soakSample {
+	s := soakSample{at: at, jobs: float64(jobs), goroutines: math.Inf(1), files: math.Inf(1)}
+	for i := range 5 {
+		if i > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		s.goroutines = min(s.goroutines, float64(runtime.NumGoroutine()))
+		if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+			s.files = min(s.files, float64(len(fds)))
+		}
+	}
+	debug.FreeOSMemory()
+	if rss, err := procStatus("VmRSS"); err == nil {
+		s.rss = float64(rss) / (1 << 20)
+	}
+	for _, p := range []string{dbPath, dbPath + "-wal"} {
+		if st, err := os.Stat(p); err == nil {
+			s.dbSize += float64(st.Size()) / (1 << 20)
+		}
+	}
+	return s
+}
+
+// String is the line printed per sample.
+func (s soakSample) String() string {
+	return fmt.Sprintf("t=%s rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB jobs=%.0f db_per_job=%.1fKiB",
+		s.at.Round(time.Second), s.rss, s.goroutines, s.files, s.dbSize, s.jobs, s.perJob()*1024)
+}
+
+// perJob is the database's MiB per job stored: the trickle adds jobs at a steady rate, so the
+// file grows with them; what it holds per job must not.
+func (s soakSample) perJob() float64 {
+	if s.jobs == 0 {
+		return 0
+	}
+	return s.dbSize / s.jobs
+}
+
+// growth fits a line (least squares) through the samples of the run's second half of value,
+// and returns how much that line rises over the second half, as a fraction of its value at
+// the half-way point: 0.05 is 5%. A fitted line is not moved by one sample's noise (a GC
+// cycle, a checkpoint) as a comparison of two samples would be. It returns 0 with fewer than
+// three samples.
+func growth(samples []soakSample, total time.Duration, value func(soakSample) float64) float64 {
+	var xs, ys []float64
+	for _, s := range samples {
+		if s.at >= total/2 {
+			xs, ys = append(xs, s.at.Seconds()), append(ys, value(s))
+		}
+	}
+	if len(xs) < 3 {
+		return 0
+	}
+	var mx, my float64
+	for i := range xs {
+		mx, my = mx+xs[i], my+ys[i]
+	}
+	mx, my = mx/float64(len(xs)), my/float64(len(ys))
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if sxx == 0 {
+		return 0
+	}
+	slope := sxy / sxx
+	half := (total / 2).Seconds()
+	atHalf := my + slope*(half-mx)
+	if atHalf <= 0 {
+		return 0
+	}
+	return slope * (total.Seconds() - half) / atHalf
+}
