@@ -107,9 +107,9 @@ sources:
 		json.Unmarshal([]byte(body), &rd)
 		return code, rd
 	}
-	eventually(t, "/readyz 200 with its four checks", &errb, func() bool {
+	eventually(t, "/readyz 200 with its five checks", &errb, func() bool {
 		code, rd := readiness()
-		return code == 200 && rd.Status == "ready" && len(rd.Checks) == 4
+		return code == 200 && rd.Status == "ready" && len(rd.Checks) == 5
 	})
 	eventually(t, "the recording done in /metrics", &errb, func() bool {
 		_, body := get("/metrics")
