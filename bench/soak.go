@@ -87,7 +87,8 @@ var soakMetrics = []struct {
 	{"rss", "resident set size", "MiB", func(s soakSample) float64 { return s.rss }},
 	{"goroutines", "goroutines", "goroutines", func(s soakSample) float64 { return s.goroutines }},
 	{"open_files", "open file descriptors", "files", func(s soakSample) float64 { return s.files }},
-	{"db_per_job", "database (file and WAL) per job stored", "KiB per job", func(s soakSample) float64 { return s.perJob() * 1024 }},
+	{"db_per_job", "database file per job stored", "KiB per job", func(s soakSample) float64 { return s.perJob() * 1024 }},
+	{"wal", "write-ahead log", "MiB", func(s soakSample) float64 { return s.walSize }},
 }
 
 // soakReceiver is the endpoints' side: it reads each body and answers 200, or 500 to a third

@@ -15,12 +15,13 @@ type soakSample struct {
 	rss        float64       // MiB
 	goroutines float64
 	files      float64 // open file descriptors
-	dbSize     float64 // MiB: the database file and its WAL
+	dbSize     float64 // MiB: the database file
+	walSize    float64 // MiB: its write-ahead log
 	jobs       float64 // jobs stored
 }
 
 // takeSample reads the process's resident set, goroutines and open files, and the size of the
-// database at dbPath (with its -wal file). The heap is collected and returned to the system
+// database at dbPath and of its -wal file. The heap is collected and returned to the system
 // first (debug.FreeOSMemory), so the resident set is what the process holds, not what the
 // collector has yet to free; goroutines and open files are the fewest of five reads 100 ms
 // apart, so a request in flight at that moment (a connection, its goroutines) does not count:
@@ -40,22 +41,23 @@ func takeSample(at time.Duration, dbPath string, jobs int) soakSample {
 	if rss, err := procStatus("VmRSS"); err == nil {
 		s.rss = float64(rss) / (1 << 20)
 	}
-	for _, p := range []string{dbPath, dbPath + "-wal"} {
-		if st, err := os.Stat(p); err == nil {
-			s.dbSize += float64(st.Size()) / (1 << 20)
-		}
+	if st, err := os.Stat(dbPath); err == nil {
+		s.dbSize = float64(st.Size()) / (1 << 20)
+	}
+	if st, err := os.Stat(dbPath + "-wal"); err == nil {
+		s.walSize = float64(st.Size()) / (1 << 20)
 	}
 	return s
 }
 
 // String is the line printed per sample.
 func (s soakSample) String() string {
-	return fmt.Sprintf("t=%s rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB jobs=%.0f db_per_job=%.1fKiB",
-		s.at.Round(time.Second), s.rss, s.goroutines, s.files, s.dbSize, s.jobs, s.perJob()*1024)
+	return fmt.Sprintf("t=%s rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB",
+		s.at.Round(time.Second), s.rss, s.goroutines, s.files, s.dbSize, s.walSize, s.jobs, s.perJob()*1024)
 }
 
-// perJob is the database's MiB per job stored: the trickle adds jobs at a steady rate, so the
-// file grows with them; what it holds per job must not.
+// perJob is the database file's MiB per job stored: the trickle adds jobs at a steady rate, so
+// the file grows with them; what it takes per job must not.
 func (s soakSample) perJob() float64 {
 	if s.jobs == 0 {
 		return 0
