@@ -43,6 +43,8 @@ type RelayOptions struct {
 	// NATSURL is the NATS server's (default $BRIDGE_TEST_NATS_URL): each run makes a stream of
 	// its own there and deletes it afterwards.
 	NATSURL string
+	// NATSMaxInFlight is bus.max_in_flight of the NATS bus (0: its default, 1).
+	NATSMaxInFlight int
 }
 
 // scaleBusPoll is the bus poll of bridge run on PostgreSQL (cmd/bridge's postgresDB.events).
@@ -105,7 +107,7 @@ func newScaleRig(ctx context.Context, o RelayOptions, rx *receiver, jobs int) (_
 	var ncfg natsbus.Config
 	if o.Bus == "nats" {
 		id := randomHex()
-		ncfg = natsbus.Config{URL: o.NATSURL, SubjectPrefix: "bench_" + id, Stream: "BENCH_" + id}
+		ncfg = natsbus.Config{URL: o.NATSURL, SubjectPrefix: "bench_" + id, Stream: "BENCH_" + id, MaxInFlight: o.NATSMaxInFlight}
 		r.closers = append(r.closers, func() { deleteStream(o.NATSURL, ncfg.Stream) })
 	}
 	secret, err := webhook.NewSecret()

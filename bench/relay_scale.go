@@ -34,7 +34,11 @@ func relayScale(ctx context.Context, env Env) (*Report, error) {
 	}
 	defer rx.close()
 	n := jobs * perJob * relayEndpoints
-	env.Logf("bench relay: PostgreSQL, bus %s, %d replica(s): %d deliveries (%d jobs × %d events × %d endpoints)", o.Bus, o.Replicas, n, jobs, perJob, relayEndpoints)
+	bus := o.Bus
+	if bus == "nats" {
+		bus += fmt.Sprintf(" (max_in_flight %d)", max(o.NATSMaxInFlight, 1))
+	}
+	env.Logf("bench relay: PostgreSQL, bus %s, %d replica(s): %d deliveries (%d jobs × %d events × %d endpoints)", bus, o.Replicas, n, jobs, perJob, relayEndpoints)
 	var one *scaleResult
 	if o.Replicas > 1 {
 		single := o
