@@ -84,7 +84,7 @@ var soakMetrics = []struct {
 	name, title, unit string
 	value             func(soakSample) float64
 }{
-	{"rss", "resident set size", "MiB", func(s soakSample) float64 { return s.rss }},
+	{"rss", "resident anonymous memory (RssAnon)", "MiB", func(s soakSample) float64 { return s.rss }},
 	{"goroutines", "goroutines", "goroutines", func(s soakSample) float64 { return s.goroutines }},
 	{"open_files", "open file descriptors", "files", func(s soakSample) float64 { return s.files }},
 	{"db_per_job", "database file per job stored", "KiB per job", func(s soakSample) float64 { return s.perJob() * 1024 }},

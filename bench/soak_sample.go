@@ -12,7 +12,8 @@ import (
 // soakSample is one look at the process during a soak.
 type soakSample struct {
 	at         time.Duration // since the soak began
-	rss        float64       // MiB
+	rss        float64       // MiB: anonymous memory resident (RssAnon)
+	rssAll     float64       // MiB: everything resident (VmRSS), the binary's pages included
 	goroutines float64
 	files      float64 // open file descriptors
 	dbSize     float64 // MiB: the database file
@@ -21,9 +22,12 @@ type soakSample struct {
 }
 
 // takeSample reads the process's resident set, goroutines and open files, and the size of the
-// database at dbPath and of its -wal file. The heap is collected and returned to the system
-// first (debug.FreeOSMemory), so the resident set is what the process holds, not what the
-// collector has yet to free; goroutines and open files are the fewest of five reads 100 ms
+// database at dbPath and of its -wal file. The resident set judged is the anonymous memory
+// (RssAnon: the heap, SQLite's and the runtime's allocations, stacks), not the pages of the
+// binary and of mapped files, which the kernel maps in as code first runs (an hour's faults
+// reach paths the first minutes did not) and takes back under pressure. The heap is collected
+// and returned to the system first (debug.FreeOSMemory), so it is what the process holds, not
+// what the collector has yet to free; goroutines and open files are the fewest of five reads 100 ms
 // apart, so a request in flight at that moment (a connection, its goroutines) does not count:
 // what stays does.
 func takeSample(at time.Duration, dbPath string, jobs int) soakSample {
@@ -38,8 +42,11 @@ func takeSample(at time.Duration, dbPath string, jobs int) soakSample {
 		}
 	}
 	debug.FreeOSMemory()
-	if rss, err := procStatus("VmRSS"); err == nil {
+	if rss, err := procStatus("RssAnon"); err == nil {
 		s.rss = float64(rss) / (1 << 20)
+	}
+	if rss, err := procStatus("VmRSS"); err == nil {
+		s.rssAll = float64(rss) / (1 << 20)
 	}
 	if st, err := os.Stat(dbPath); err == nil {
 		s.dbSize = float64(st.Size()) / (1 << 20)
@@ -52,8 +59,8 @@ func takeSample(at time.Duration, dbPath string, jobs int) soakSample {
 
 // String is the line printed per sample.
 func (s soakSample) String() string {
-	return fmt.Sprintf("t=%s rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB",
-		s.at.Round(time.Second), s.rss, s.goroutines, s.files, s.dbSize, s.walSize, s.jobs, s.perJob()*1024)
+	return fmt.Sprintf("t=%s rss_anon=%.1fMiB rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB",
+		s.at.Round(time.Second), s.rss, s.rssAll, s.goroutines, s.files, s.dbSize, s.walSize, s.jobs, s.perJob()*1024)
 }
 
 // perJob is the database file's MiB per job stored: the trickle adds jobs at a steady rate, so
