@@ -82,12 +82,11 @@ func relayScale(ctx context.Context, env Env) (*Report, error) {
 // scaleResult is one drain: deliveries/s of all replicas and of each, and the CPU per delivery
 // of this process and of the servers (µs).
 type scaleResult struct {
-	rate           float64
-	perReplica     []float64
-	cpuPer         float64
-	serverPer      float64
-	took           time.Duration
-	commitsPerSecs float64
+	rate       float64
+	perReplica []float64
+	cpuPer     float64
+	serverPer  float64
+	took       time.Duration
 }
 
 // scaleDrain commits jobs×perJob events, then runs the replicas until every delivery is
