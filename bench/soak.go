@@ -241,9 +241,12 @@ func (r *soakRig) run(ctx context.Context, env Env, d time.Duration) ([]soakSamp
 			r.rx.faulty.Store(true)
 			time.AfterFunc(period/4, func() { r.apiFaulty.Store(false); r.rx.faulty.Store(false) })
 		case <-sample.C:
+			if time.Since(start) > d-time.Second {
+				continue // the end, as the parts stop: the last sample was the one before
+			}
 			counts, err := r.store.Counts(ctx)
 			if ctx.Err() != nil {
-				continue // the end: the last sample was the one before
+				continue
 			}
 			if err != nil {
 				return nil, err
