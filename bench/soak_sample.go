@@ -21,26 +21,36 @@ type soakSample struct {
 	jobs       float64 // jobs stored
 }
 
-// takeSample reads the process's resident set, goroutines and open files, and the size of the
-// database at dbPath and of its -wal file. The resident set judged is the anonymous memory
-// (RssAnon: the heap, SQLite's and the runtime's allocations, stacks), not the pages of the
-// binary and of mapped files, which the kernel maps in as code first runs (an hour's faults
-// reach paths the first minutes did not) and takes back under pressure. The heap is collected
-// and returned to the system first (debug.FreeOSMemory), so it is what the process holds, not
-// what the collector has yet to free; goroutines and open files are the fewest of five reads 100 ms
-// apart, so a request in flight at that moment (a connection, its goroutines) does not count:
-// what stays does.
-func takeSample(at time.Duration, dbPath string, jobs int) soakSample {
-	s := soakSample{at: at, jobs: float64(jobs), goroutines: math.Inf(1), files: math.Inf(1)}
-	for i := range 5 {
-		if i > 0 {
-			time.Sleep(100 * time.Millisecond)
-		}
-		s.goroutines = min(s.goroutines, float64(runtime.NumGoroutine()))
-		if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
-			s.files = min(s.files, float64(len(fds)))
-		}
+// floor keeps the fewest goroutines and open files seen since the last sample: read every 2 s
+// (look), so what a sample judges is what stayed the whole interval, not the connections a
+// fault window opened and the pools keep idle for a while (3 goroutines and 2 descriptors
+// each): a leak raises the floor.
+type floor struct {
+	goroutines, files float64
+}
+
+// look reads the goroutines and open files once, keeping the fewest.
+func (f *floor) look() {
+	f.goroutines = min(f.goroutines, float64(runtime.NumGoroutine()))
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		f.files = min(f.files, float64(len(fds)))
 	}
+}
+
+// reset forgets what was seen.
+func (f *floor) reset() { f.goroutines, f.files = math.Inf(1), math.Inf(1) }
+
+// takeSample returns the sample at at: the floor's goroutines and open files (then reset), the
+// resident set, and the size of the database at dbPath and of its -wal file. The resident set
+// judged is the anonymous memory (RssAnon: the heap, SQLite's and the runtime's allocations,
+// stacks), not the pages of the binary and of mapped files, which the kernel maps in as code
+// first runs (an hour's faults reach paths the first minutes did not) and takes back under
+// pressure. The heap is collected and returned to the system first (debug.FreeOSMemory), so it
+// is what the process holds, not what the collector has yet to free.
+func takeSample(at time.Duration, dbPath string, jobs int, f *floor) soakSample {
+	f.look()
+	s := soakSample{at: at, jobs: float64(jobs), goroutines: f.goroutines, files: f.files}
+	f.reset()
 	debug.FreeOSMemory()
 	if rss, err := procStatus("RssAnon"); err == nil {
 		s.rss = float64(rss) / (1 << 20)
