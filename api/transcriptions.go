@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"net/url"
@@ -104,18 +105,33 @@ func (c *Client) All(ctx context.Context, p ListParams) iter.Seq2[ListItem, erro
 // Assign gives transcription id to author ("email:<e-mail>" or "user:<uuid>"); an empty author
 // returns ownership to the key's creator. It returns the updated record.
 func (c *Client) Assign(ctx context.Context, id, author string) (*Transcription, error) {
-	body := map[string]any{"author": nil}
-	if author != "" {
-		if err := ValidateAuthor(author, false); err != nil {
-			return nil, fmt.Errorf("assign transcription %s: %w", id, err)
-		}
-		body["author"] = author
-	}
 	var t Transcription
-	if _, err := c.do(ctx, call{op: "assign transcription " + id, method: "PATCH", path: "/transcriptions/" + url.PathEscape(id), route: routeTranscription, body: body, class: classData, out: &t}); err != nil {
+	if err := c.assign(ctx, id, author, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
+}
+
+// AssignJSON is Assign returning the updated record as the service sent it, every field kept.
+func (c *Client) AssignJSON(ctx context.Context, id, author string) (json.RawMessage, error) {
+	var out json.RawMessage
+	if err := c.assign(ctx, id, author, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// assign is the PATCH of Assign, its answer decoded into out.
+func (c *Client) assign(ctx context.Context, id, author string, out any) error {
+	body := map[string]any{"author": nil}
+	if author != "" {
+		if err := ValidateAuthor(author, false); err != nil {
+			return fmt.Errorf("assign transcription %s: %w", id, err)
+		}
+		body["author"] = author
+	}
+	_, err := c.do(ctx, call{op: "assign transcription " + id, method: "PATCH", path: "/transcriptions/" + url.PathEscape(id), route: routeTranscription, body: body, class: classData, out: out})
+	return err
 }
 
 // Delete removes transcription id for all members. A 404 after a retried attempt counts as done

@@ -61,12 +61,24 @@ type Attempt struct {
 	Error    string    `json:"error,omitempty"`
 }
 
+// EndpointAttempt is one attempt with the delivery it was made for (DeliveryStore's
+// EndpointAttempts).
+type EndpointAttempt struct {
+	Attempt
+	// DeliveryID and Type are the delivery's id and event type.
+	DeliveryID string `json:"delivery_id"`
+	Type       string `json:"type"`
+}
+
 // DeliveryFilter selects deliveries to list or replay. Zero fields match all.
 type DeliveryFilter struct {
 	Endpoint     string
 	Status       DeliveryStatus
 	Since, Until time.Time
 	Limit        int
+	// Missed keeps only what the endpoint has not received: pending and dead deliveries (the
+	// replay after an outage, bridge deliveries replay --missed).
+	Missed bool
 }
 
 // ErrDeliveryNotFound is returned by DeliveryStore.Delivery and Record for an unknown delivery.

@@ -34,6 +34,10 @@ type Event struct {
 	Data json.RawMessage `json:"data,omitempty"`
 	// CreatedAt is when the change happened.
 	CreatedAt time.Time `json:"created_at"`
+	// Endpoint names the webhook endpoint an endpoint.* event is about (its data says so too):
+	// the relay sends the event to the other endpoints only. It goes on the bus in the EventRef;
+	// the outbox keeps it in Data alone.
+	Endpoint string `json:"-"`
 }
 
 // NewEvent builds an event of job j with data marshalled from d.
@@ -72,6 +76,9 @@ type EventRef struct {
 	JobID string `json:"job_id"`
 	// TranscriptionID is the service's id, when known.
 	TranscriptionID string `json:"transcription_id,omitempty"`
+	// Endpoint is the endpoint an endpoint.* event is about (Event.Endpoint), which is not sent
+	// its own event.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // Export events (no job: JobID is empty).

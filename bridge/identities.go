@@ -52,17 +52,17 @@ func PlanIdentities(ctx context.Context, s JobStore, source string, src connecto
 func (p *Pipeline) SyncIdentities(ctx context.Context, source string, dir mapping.IdentityAPI) {
 	sc := p.Sources[source]
 	if sc == nil {
-		p.log().Error("identity sync", "source", source, "err", "unknown source")
+		p.log().Error("identity sync", "source", source, "error", "unknown source")
 		return
 	}
 	planner, ok := sc.Mapper.(IdentityPlanner)
 	if !ok {
-		p.log().Error("identity sync", "source", source, "err", "the source's mapping cannot plan bindings")
+		p.log().Error("identity sync", "source", source, "error", "the source's mapping cannot plan bindings")
 		return
 	}
 	plan, err := PlanIdentities(ctx, p.Store, source, sc.Source, planner, dir, false)
 	if err != nil {
-		p.log().Error("identity sync", "source", source, "err", err)
+		p.log().Error("identity sync", "source", source, "error", err)
 		return
 	}
 	res, err := mapping.Apply(ctx, dir, plan)
@@ -81,14 +81,14 @@ func (p *Pipeline) SyncIdentities(ctx context.Context, source string, dir mappin
 	if err != nil {
 		level = slog.LevelError
 	}
-	p.log().Log(ctx, level, "identity sync", "source", source, "outcomes", counts, "err", err)
+	p.log().Log(ctx, level, "identity sync", "source", source, "outcomes", counts, "error", err)
 	if counts["created"] > 0 {
 		// Other processes on this store (and this one's other sources) hear of it too.
 		if _, err := p.Store.NoteMappingChange(ctx, fmt.Sprintf("mapping.sync --source %s: %d created", source, counts["created"]), p.now()); err != nil {
-			p.log().Error("identity sync: note the mapping change", "source", source, "err", err)
+			p.log().Error("identity sync: note the mapping change", "source", source, "error", err)
 		}
 		if err := p.RemapHeld(ctx, source); err != nil {
-			p.log().Error("identity sync: remap held jobs", "source", source, "err", err)
+			p.log().Error("identity sync: remap held jobs", "source", source, "error", err)
 		}
 	}
 }

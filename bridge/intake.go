@@ -25,18 +25,29 @@ import (
 // replica was paused past it) ends; a cursor it still writes is harmless: a recording is
 // stored once whatever the cursor says.
 func (p *Pipeline) Scan(ctx context.Context, source string) (int, error) {
+	var n int
+	_, err := p.scanWith(ctx, source, &n)
+	return n, err
+}
+
+// scanOnce is Scan reporting whether it ran (false: another replica holds the source's lease).
+func (p *Pipeline) scanOnce(ctx context.Context, source string) (bool, error) {
+	var n int
+	return p.scanWith(ctx, source, &n)
+}
+
+// scanWith is Scan under the source's lease, counting what it added in n.
+func (p *Pipeline) scanWith(ctx context.Context, source string, n *int) (bool, error) {
 	p.setDefaults()
 	sc := p.Sources[source]
 	if sc == nil {
-		return 0, fmt.Errorf("scan: unknown source %q", source)
+		return false, fmt.Errorf("scan: unknown source %q", source)
 	}
-	var n int
-	_, err := p.withLease(ctx, sourceLease(source), func(ctx context.Context) error {
+	return p.withLease(ctx, sourceLease(source), func(ctx context.Context) error {
 		var err error
-		n, err = p.scan(ctx, source, sc)
+		*n, err = p.scan(ctx, source, sc)
 		return err
 	})
-	return n, err
 }
 
 // scan is Scan under the source's lease.
@@ -95,7 +106,7 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			jobs = append(jobs, j)
 		}
 	}
-	p.remapped.Store(true)
+	atStart := !p.remapped.Swap(true)
 	for i := range jobs {
 		j := &jobs[i]
 		sc := p.Sources[j.Source]
@@ -103,7 +114,13 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			continue // a source removed from the config: leave its jobs alone
 		}
 		from := j.State
-		if reason := precheck(j); reason != "" {
+		reason := precheck(j)
+		if reason == "" && (from == StateDiscovered || atStart) {
+			// What the file is, before who owns it: a file the service cannot take is skipped
+			// now, never held for an author (jobs held before this check get it once per start).
+			reason = p.inspect(ctx, sc, j)
+		}
+		if reason != "" {
 			if err := p.skip(ctx, j, reason); err != nil {
 				return err
 			}
@@ -112,7 +129,7 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 		res, err := sc.Mapper.Map(ctx, mapping.Input{Recording: j.Recording, JobID: j.ID, Author: j.Author})
 		switch {
 		case errors.Is(err, mapping.ErrNotReady):
-			p.log().Warn("mapping waits", p.jobAttrs(j, "err", err)...)
+			p.log().Warn("mapping waits", p.jobAttrs(j, "error", err)...)
 			continue
 		case errors.Is(err, mapping.ErrUnmapped):
 			reason := unmappedReason(err)
@@ -133,6 +150,14 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 			}
 			continue
 		}
+		if gone, err := p.forgottenExternalID(ctx, res.ExternalID); err != nil {
+			return err
+		} else if gone {
+			if err := p.skip(ctx, j, ReasonForgotten+": its external id was forgotten (bridge forget)"); err != nil {
+				return err
+			}
+			continue
+		}
 		j.Author, j.ExternalID, j.Metadata = res.Author, res.ExternalID, res.Metadata
 		j.NextAt = time.Time{}
 		if err := p.move(ctx, j, StateReady, ""); err != nil && !errors.Is(err, ErrConflict) {
@@ -140,6 +165,25 @@ func (p *Pipeline) MapDiscovered(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ReasonForgotten begins the reason of a job skipped because a tombstone names it (bridge
+// forget): it is never uploaded.
+const ReasonForgotten = "forgotten"
+
+// forgottenExternalID reports whether a tombstone holds external id x (never, when the store
+// keeps no tombstones or x is empty). A store also leaves tombstoned source items and dedupe
+// keys out when it adds recordings.
+func (p *Pipeline) forgottenExternalID(ctx context.Context, x string) (bool, error) {
+	ps, ok := p.Store.(PrivacyStore)
+	if !ok || x == "" {
+		return false, nil
+	}
+	gone, err := ps.Tombstoned(ctx, TombstoneQuery{ExternalID: x})
+	if err != nil {
+		return false, fmt.Errorf("tombstone of external id %q: %w", x, err)
+	}
+	return gone, nil
 }
 
 // ReasonUnmapped begins the reason of a job held because no member matches its owner.

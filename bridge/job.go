@@ -13,7 +13,8 @@ import (
 )
 
 // State is where a job stands. The main line is discovered → ready → uploading → queued →
-// processing → transcribed → done; held, skipped, failed and resubmit are the side states.
+// processing → transcribed → done; held, skipped, failed, resubmit and deleted are the side
+// states.
 type State string
 
 // Job states.
@@ -42,15 +43,18 @@ const (
 	// Resubmit: the service ended it insufficient_balance and kept no file; it is uploaded again
 	// with a new key once the balance covers it.
 	StateResubmit State = "resubmit"
+	// Deleted: the transcription is gone, forgotten (bridge forget) or deleted upstream (a read
+	// answered 404); the reason says which. transcription.deleted went out once, with the move.
+	StateDeleted State = "deleted"
 )
 
 // States lists every state, in pipeline order.
 var States = []State{StateDiscovered, StateReady, StateUploading, StateQueued, StateProcessing,
-	StateTranscribed, StateDone, StateHeld, StateSkipped, StateFailed, StateResubmit}
+	StateTranscribed, StateDone, StateHeld, StateSkipped, StateFailed, StateResubmit, StateDeleted}
 
 // Terminal reports whether a job in s will never move again by itself.
 func (s State) Terminal() bool {
-	return s == StateDone || s == StateSkipped || s == StateFailed
+	return s == StateDone || s == StateSkipped || s == StateFailed || s == StateDeleted
 }
 
 // Valid reports whether s is a known state.

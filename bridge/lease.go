@@ -43,7 +43,7 @@ func (p *Pipeline) lead(ctx context.Context, name string) bool {
 	ok, err := p.Store.Lease(ctx, name, p.Replica, p.now(), p.Lease)
 	if err != nil {
 		if ctx.Err() == nil && !p.noSpace(err) {
-			p.log().Warn("lease", "lease", name, "err", err)
+			p.log().Warn("lease", "lease", name, "error", err)
 		}
 		return false
 	}
@@ -58,7 +58,7 @@ func (p *Pipeline) resign(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := p.Store.Release(ctx, name, p.Replica); err != nil {
-		p.log().Warn("release lease", "lease", name, "err", err)
+		p.log().Warn("release lease", "lease", name, "error", err)
 	}
 }
 
@@ -103,7 +103,7 @@ func (p *Pipeline) keep(ctx context.Context, fn, renew func(ctx context.Context)
 				cancel(errLeaseLost)
 				return
 			case err != nil && ctx.Err() == nil:
-				p.log().Warn("renew lease", "err", err)
+				p.log().Warn("renew lease", "error", err)
 			}
 		}
 	}()

@@ -22,8 +22,11 @@ type Metrics interface {
 	// Discovered observes, for a recording a source just yielded, how long after its time at
 	// the source (the recording's ModTime) it was found.
 	Discovered(source string, lag time.Duration)
-	// Scanned notes a successful scan of source at at.
+	// Scanned notes a successful scan of source at at: the source is up.
 	Scanned(source string, at time.Time)
+	// ScanFailed notes a scan of source that failed (the source could not be listed, or what
+	// it listed not stored): the source is down until a scan succeeds.
+	ScanFailed(source string)
 }
 
 // Outcomes of an upload attempt (Metrics.Upload).
@@ -58,6 +61,7 @@ func (noMetrics) Retry(string)                     {}
 func (noMetrics) TrackerLag(time.Duration)         {}
 func (noMetrics) Discovered(string, time.Duration) {}
 func (noMetrics) Scanned(string, time.Time)        {}
+func (noMetrics) ScanFailed(string)                {}
 
 // metrics returns the pipeline's Metrics, or one that records nothing.
 func (p *Pipeline) metrics() Metrics {

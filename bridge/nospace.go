@@ -84,9 +84,9 @@ func (p *Pipeline) noSpace(err error) bool {
 	}
 	p.space.mu.Unlock()
 	if first {
-		p.log().Error("disk full: new work waits until space is freed; the bridge tries again by itself", "path", ns.Path, "err", err)
+		p.log().Error("disk full: new work waits until space is freed; the bridge tries again by itself", "path", ns.Path, "error", err)
 	} else {
-		p.log().Debug("disk still full", "path", ns.Path, "err", err)
+		p.log().Debug("disk still full", "path", ns.Path, "error", err)
 	}
 	return true
 }

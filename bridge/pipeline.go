@@ -111,6 +111,8 @@ type Pipeline struct {
 	// lastBalanceAt (see balanceFresh).
 	lastBalance   float64
 	lastBalanceAt time.Time
+	// health is what this process's scans say of each source (SourceHealth).
+	health sourceHealth
 }
 
 func (p *Pipeline) now() time.Time {
@@ -214,7 +216,7 @@ func (p *Pipeline) finish(ctx context.Context, j *Job) {
 		return
 	}
 	if err := f.Finish(ctx, j.Recording, outcome); err != nil {
-		p.log().Warn("finish", p.jobAttrs(j, "err", err)...)
+		p.log().Warn("finish", p.jobAttrs(j, "error", err)...)
 	}
 }
 

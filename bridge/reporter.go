@@ -31,7 +31,7 @@ func (p *Pipeline) settleReports(ctx context.Context, j *Job) (err error) {
 	defer func() { endStage(span, j, err) }()
 	t, err := p.API.Get(ctx, j.TranscriptionID)
 	if errors.Is(err, api.ErrNotFound) {
-		if err := p.deletedUpstream(ctx, j); err != nil && !errors.Is(err, ErrConflict) {
+		if err := p.deletedUpstream(ctx, j, "following reports"); err != nil && !errors.Is(err, ErrConflict) {
 			return err
 		}
 		return nil

@@ -26,7 +26,7 @@ func (c cronLogger) Info(msg string, keysAndValues ...any) {
 }
 
 func (c cronLogger) Error(err error, msg string, keysAndValues ...any) {
-	c.l.Error("cron: "+msg, append(keysAndValues, "err", err)...)
+	c.l.Error("cron: "+msg, append(keysAndValues, "error", err)...)
 }
 
 // RunOptions configure Run.
@@ -99,7 +99,7 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 		if time.Since(lastMapping) >= o.MappingInterval {
 			lastMapping = time.Now()
 			if err := p.CheckMapping(ctx); err != nil && ctx.Err() == nil && !p.noSpace(err) {
-				p.log().Error("mapping", "err", err)
+				p.log().Error("mapping", "error", err)
 			}
 		}
 		track := time.Since(lastPoll) >= o.PollInterval
@@ -116,9 +116,9 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 				// that goes through ends it (spaceAgain).
 			case errors.Is(err, api.ErrUnreachable):
 				// Waited out: every step tries again (each call first retries for a few seconds).
-				p.log().Warn("the API cannot be reached; jobs wait and the bridge keeps trying", "err", err)
+				p.log().Warn("the API cannot be reached; jobs wait and the bridge keeps trying", "error", err)
 			default:
-				p.log().Error("step", "err", err)
+				p.log().Error("step", "error", err)
 			}
 		}
 		if o.Once {
@@ -160,14 +160,17 @@ func (p *Pipeline) settled(ctx context.Context) (bool, error) {
 	return n == 0, err
 }
 
+// scanLogged scans source name and notes the outcome in the source's health (noteScan), which
+// logs an outage once at its start and once at its end.
 func (p *Pipeline) scanLogged(ctx context.Context, name string) {
-	n, err := p.Scan(ctx, name)
-	switch {
-	case err != nil && ctx.Err() == nil && !p.noSpace(err):
-		p.log().Error("scan", "source", name, "err", err)
-	case n > 0:
-		p.spaceAgain() // new jobs stored: the store's writes go through
+	ran, err := p.scanOnce(ctx, name)
+	if ctx.Err() != nil || (!ran && err == nil) {
+		return // stopping, or another replica holds the source's lease (or the store's disk is full: lead)
 	}
+	if p.noSpace(err) {
+		return // the store's disk, not the source: logged once per outage (DiskFull)
+	}
+	p.noteScan(name, err)
 }
 
 // answerer is an API client that knows when the API last answered (*api.Client).
@@ -192,7 +195,7 @@ func (p *Pipeline) keepAlive(ctx context.Context, wg *sync.WaitGroup, every time
 	p.mu.Unlock()
 	wg.Go(func() {
 		if _, err := p.API.Workspace(ctx); err != nil && ctx.Err() == nil {
-			p.log().Debug("keep-alive: the API did not answer", "err", err)
+			p.log().Debug("keep-alive: the API did not answer", "error", err)
 		}
 	})
 }

@@ -18,7 +18,7 @@ func TestCronLogger(t *testing.T) {
 	cl := bridge.CronLogger(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	cron.NewChain(cron.Recover(cl)).Then(cron.FuncJob(func() { panic("scan exploded") })).Run()
 	line := buf.String()
-	if !strings.Contains(line, `"level":"ERROR","msg":"cron: panic"`) || !strings.Contains(line, `"err":"scan exploded"`) ||
+	if !strings.Contains(line, `"level":"ERROR","msg":"cron: panic"`) || !strings.Contains(line, `"error":"scan exploded"`) ||
 		!strings.Contains(line, `"stack":`) {
 		t.Errorf("panic logged as %s", line)
 	}

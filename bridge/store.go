@@ -21,6 +21,10 @@ type JobFilter struct {
 	Source string
 	// DueBefore keeps jobs whose NextAt is at or before it (zero: any).
 	DueBefore time.Time
+	// Query, when set, keeps the jobs with it (any case, a part will do; ASCII letters only
+	// fold on SQLite) in their file name, item id, external id, author, owner (id, e-mail,
+	// name), job id or transcription id: what the status page's Jobs search finds.
+	Query string
 	// Limit bounds the result (0: no bound).
 	Limit int
 }
@@ -117,8 +121,8 @@ type DeliveryStore interface {
 	// enabled, each the oldest pending one of its job at its endpoint (per-transcription order),
 	// until now+lease, and returns them with LeaseUntil set to it.
 	Claim(ctx context.Context, endpoint string, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
-	// Record stores an attempt and the delivery's new state (status, attempts, next attempt),
-	// and frees its lease. When d.LeaseUntil is set and the delivery is no longer under that
+	// Record stores an attempt (under d.Endpoint: d is the delivery as claimed) and the
+	// delivery's new state (status, attempts, next attempt), and frees its lease. When d.LeaseUntil is set and the delivery is no longer under that
 	// claim (its lease ran out and another relay claimed it, or it was recorded since), the
 	// attempt is kept but the state is not, and Record returns ErrConflict: the newer claim
 	// decides. ErrDeliveryNotFound for an unknown delivery.
@@ -135,10 +139,16 @@ type DeliveryStore interface {
 	// once). It returns how many it changed.
 	Replay(ctx context.Context, ids []string, f DeliveryFilter, now time.Time) (int, error)
 	// DisableEndpoint and EnableEndpoint switch an endpoint off (after 410) and on again;
-	// DisabledEndpoints says which are off and why.
+	// DisabledEndpoints says which are off and why. DisableEndpoint decides the transition
+	// atomically: on an endpoint already disabled it changes nothing and emits no event, so
+	// several deliveries answered 410 at once, on one replica or several, make one
+	// endpoint.disabled.
 	DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...Event) error
 	EnableEndpoint(ctx context.Context, name string) error
 	DisabledEndpoints(ctx context.Context) (map[string]string, error)
+	// EndpointAttempts returns the newest attempts (at most limit) of endpoint's deliveries,
+	// newest first, whatever state the deliveries are in now.
+	EndpointAttempts(ctx context.Context, endpoint string, limit int) ([]EndpointAttempt, error)
 }
 
 // ExportStore keeps scheduled export runs and checkpoints, and the named leases that keep one
@@ -169,14 +179,16 @@ type ExportStore interface {
 	SourceOf(ctx context.Context, transcriptionID string) (string, error)
 }
 
-// Store is the whole store contract: one database keeps jobs, deliveries, export runs and the
-// audit log.
+// Store is the whole store contract: one database keeps jobs, deliveries, export runs, the
+// audit log and the tombstones of forgotten jobs.
 // Implementations: bridge/sqlite (the embedded default); every one passes bridge/storetest.
 type Store interface {
 	JobStore
 	DeliveryStore
 	ExportStore
 	AuditStore
+	EndpointAlertStore
+	PrivacyStore
 	// Close releases the store.
 	Close() error
 }

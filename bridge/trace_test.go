@@ -115,7 +115,7 @@ func TestRecordingIsOneTrace(t *testing.T) {
 	stages := []string{"recording.discovered", "recording.upload", "recording.track", "webhook.deliver"}
 	hist, _ := e.store.History(context.Background(), j.ID)
 	for _, c := range hist {
-		if c.To == bridge.StateTranscribed { // reports asked for after the transcript
+		if c.To == bridge.StateTranscribed && c.Reason != "transcript ready" { // reports asked for after the transcript
 			stages = append(stages, "recording.reports")
 			break
 		}

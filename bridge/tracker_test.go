@@ -2,6 +2,8 @@ package bridge_test
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,9 +11,10 @@ import (
 	"github.com/transcript-bridge/bridge/connectors"
 )
 
-// TestDeletedUpstreamIsOneOutcome: a transcription deleted upstream fails its job the same way
-// whether the tracker notices it (queued, processing) or the reporter does (transcribed): the
-// same reason and a transcription.failed event.
+// TestDeletedUpstreamIsOneOutcome: a transcription deleted upstream ends its job deleted the
+// same way whether the tracker notices it (queued, processing) or the reporter does
+// (transcribed): a reason saying so and one transcription.deleted event, even when both look
+// again.
 func TestDeletedUpstreamIsOneOutcome(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, []string{"summary"})
@@ -33,23 +36,119 @@ func TestDeletedUpstreamIsOneOutcome(t *testing.T) {
 	if err := e.p.SettleReports(ctx); err != nil {
 		t.Fatalf("SettleReports = %v", err)
 	}
+	for _, a := range added { // a second reader (an export's download) finds it gone too
+		j, err := e.store.Job(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved, err := e.p.GoneUpstream(ctx, j.TranscriptionID, "export"); moved || err != nil {
+			t.Errorf("GoneUpstream(%q) again = %v, %v; want false, nil", j.TranscriptionID, moved, err)
+		}
+	}
 	events, err := e.store.PendingEvents(ctx, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range added {
 		j, err := e.store.Job(ctx, a.ID)
-		if err != nil || j.State != bridge.StateFailed || j.Reason != "the transcription was deleted upstream" {
-			t.Errorf("job %s deleted upstream = %+v, %v; want failed, the transcription was deleted upstream", a.ItemID, j, err)
+		if err != nil || j.State != bridge.StateDeleted || !strings.HasPrefix(j.Reason, "the transcription was deleted upstream (404 while ") {
+			t.Errorf("job %s deleted upstream = %+v, %v; want deleted, the transcription was deleted upstream (404 while …)", a.ItemID, j, err)
 		}
 		n := 0
 		for _, ev := range events {
-			if ev.JobID == a.ID && ev.Type == bridge.EventFailed {
+			if ev.JobID == a.ID && ev.Type == bridge.EventDeleted {
 				n++
 			}
 		}
 		if n != 1 {
-			t.Errorf("job %s deleted upstream: %d transcription.failed events, want 1 (%+v)", a.ItemID, n, events)
+			t.Errorf("job %s deleted upstream: %d transcription.deleted events, want 1 (%+v)", a.ItemID, n, events)
 		}
+	}
+}
+
+// TestDeletedUpstreamOnceAcrossReplicas: replicas that notice the same deletion at once (an
+// export's download on each, and a forget) end the job deleted once: one transcription.deleted.
+func TestDeletedUpstreamOnceAcrossReplicas(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	added, err := e.store.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "d.wav", Version: "1", Name: "d.wav"}}, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := added[0]
+	j.State, j.TranscriptionID, j.UpdatedAt = bridge.StateDone, "00000000-0000-4000-8000-0000000000d1", time.Now()
+	if err := e.store.Update(ctx, &j, bridge.StateDiscovered, "set up"); err != nil {
+		t.Fatal(err)
+	}
+	replicas := []*bridge.Pipeline{e.p, e.replica(t, "r1"), e.replica(t, "r2"), e.replica(t, "r3")}
+	var wg sync.WaitGroup
+	moved := make([]bool, len(replicas))
+	start := make(chan struct{})
+	for i, r := range replicas {
+		wg.Go(func() {
+			<-start
+			var err error
+			if moved[i], err = r.GoneUpstream(ctx, j.TranscriptionID, "an export's download"); err != nil {
+				t.Errorf("replica %d: GoneUpstream = %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	n := 0
+	for _, m := range moved {
+		if m {
+			n++
+		}
+	}
+	events, _ := e.store.PendingEvents(ctx, 100)
+	deleted := 0
+	for _, ev := range events {
+		if ev.Type == bridge.EventDeleted {
+			deleted++
+		}
+	}
+	if n != 1 || deleted != 1 {
+		t.Errorf("%d replicas moved the job, %d transcription.deleted events; want 1 and 1", n, deleted)
+	}
+}
+
+// TestForgetAfterADeletionUpstream: a job that ended deleted upstream, forgotten later, loses
+// its name and owner and gets its tombstone, but no second transcription.deleted, and the
+// transcription is not deleted again.
+func TestForgetAfterADeletionUpstream(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	added, err := e.store.AddRecordings(ctx, "inbox", []connectors.Recording{{ItemID: "u.wav", Version: "1", Name: "u.wav",
+		Owner: &connectors.Owner{Provider: "zoom", ID: "u1", Email: "ada@acme.test"}}}, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := added[0]
+	j.State, j.TranscriptionID, j.UpdatedAt = bridge.StateDone, "00000000-0000-4000-8000-0000000000e1", time.Now()
+	if err := e.store.Update(ctx, &j, bridge.StateDiscovered, "set up"); err != nil {
+		t.Fatal(err)
+	}
+	if moved, err := e.p.GoneUpstream(ctx, j.TranscriptionID, "an export's download"); !moved || err != nil {
+		t.Fatalf("GoneUpstream = %v, %v", moved, err)
+	}
+	del := &countingDeleter{}
+	out, err := bridge.Forget(ctx, e.store, del, bridge.ForgetTarget{OwnerEmail: "ada@acme.test"}, "test", false, time.Now())
+	if err != nil || len(out) != 1 || len(del.ids) != 0 {
+		t.Fatalf("Forget = %+v, %v (deleted %v); want the job, no DELETE", out, err, del.ids)
+	}
+	got, _ := e.store.Job(ctx, j.ID)
+	if got.State != bridge.StateDeleted || got.Name != "" || got.Owner != nil || !strings.Contains(got.Reason, "deleted upstream") {
+		t.Errorf("job after forget = %+v; want deleted upstream (its reason kept), without name and owner", got)
+	}
+	events, _ := e.store.PendingEvents(ctx, 100)
+	n := 0
+	for _, ev := range events {
+		if ev.Type == bridge.EventDeleted {
+			n++
+		}
+	}
+	if gone, _ := e.store.Tombstoned(ctx, bridge.TombstoneQuery{JobID: j.ID}); n != 1 || !gone {
+		t.Errorf("%d transcription.deleted events, tombstone %v; want 1, true", n, gone)
 	}
 }

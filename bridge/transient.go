@@ -91,7 +91,7 @@ func (p *Pipeline) sourceFailures(ctx context.Context, j *Job, now time.Time) (s
 	since = now
 	hist, err := p.Store.History(ctx, j.ID)
 	if err != nil {
-		p.log().Warn("history unreadable; the retry deadline counts from now", p.jobAttrs(j, "err", err)...)
+		p.log().Warn("history unreadable; the retry deadline counts from now", p.jobAttrs(j, "error", err)...)
 		return since, 0, false
 	}
 	for i := len(hist) - 1; i >= 0; i-- {

@@ -36,30 +36,34 @@ func (e *TransitionError) Unwrap() error { return ErrIllegalTransition }
 // Transitions lists, for each state, the states a job in it may move to (see design.md's state
 // machine; a store adds a job in discovered). A state listed as its own target may be written
 // again in place: rescheduled (NextAt), a retry with the same key, a recheck of the balance, an
-// author reassigned by hand. Skipped and failed are final.
+// author reassigned by hand. Every state may move to deleted (forgotten, or gone upstream);
+// skipped and failed move only there, and deleted is final.
 var Transitions = map[State][]State{
 	// Mapped, held until an owner maps, or refused before any byte is sent.
-	StateDiscovered: {StateReady, StateHeld, StateSkipped},
+	StateDiscovered: {StateReady, StateHeld, StateSkipped, StateDeleted},
 	// A key is stored before the first attempt; no minutes left holds it.
-	StateReady: {StateUploading, StateHeld},
+	StateReady: {StateUploading, StateHeld, StateDeleted},
 	// Accepted (or adopted), retried with the same key, held (no minutes, the source keeps
 	// failing, a setting refused), refused for good, or back to mapping once when the service
 	// refused the author.
-	StateUploading: {StateUploading, StateQueued, StateHeld, StateSkipped, StateFailed, StateDiscovered},
+	StateUploading: {StateUploading, StateQueued, StateHeld, StateSkipped, StateFailed, StateDiscovered, StateDeleted},
 	// The tracker's outcomes; in place: the author reassigned.
-	StateQueued:     {StateQueued, StateProcessing, StateTranscribed, StateDone, StateFailed, StateResubmit},
-	StateProcessing: {StateProcessing, StateTranscribed, StateDone, StateFailed, StateResubmit},
+	StateQueued:     {StateQueued, StateProcessing, StateTranscribed, StateDone, StateFailed, StateResubmit, StateDeleted},
+	StateProcessing: {StateProcessing, StateTranscribed, StateDone, StateFailed, StateResubmit, StateDeleted},
 	// The reporter's outcomes; in place: waiting for a report quota, the author reassigned.
-	StateTranscribed: {StateTranscribed, StateDone, StateFailed},
-	// In place: the author reassigned.
-	StateDone: {StateDone},
+	StateTranscribed: {StateTranscribed, StateDone, StateFailed, StateDeleted},
+	// In place: the author reassigned; deleted: forgotten, or gone upstream (an export's read).
+	StateDone: {StateDone, StateDeleted},
 	// Rechecked in place, mapped (ready) or refused (skipped) once an owner maps, uploaded again,
 	// or released by hand with an author (discovered: mapped on the next step).
-	StateHeld: {StateHeld, StateReady, StateSkipped, StateUploading, StateDiscovered},
+	StateHeld: {StateHeld, StateReady, StateSkipped, StateUploading, StateDiscovered, StateDeleted},
 	// Rechecked in place until the balance covers it, then uploaded with a new key.
-	StateResubmit: {StateResubmit, StateUploading},
-	StateSkipped:  nil,
-	StateFailed:   nil,
+	StateResubmit: {StateResubmit, StateUploading, StateDeleted},
+	// Skipped and failed jobs move only when forgotten (bridge forget).
+	StateSkipped: {StateDeleted},
+	StateFailed:  {StateDeleted},
+	// Final; in place only: forget scrubbing a job deleted upstream (no event, no history).
+	StateDeleted: {StateDeleted},
 }
 
 // CanMove reports whether Transitions allows a job in from to move to to.

@@ -10,8 +10,8 @@ import (
 
 // TestTransitions: every pair of states is allowed exactly when the state machine has the move:
 // the main line discovered → ready → uploading → queued → processing → transcribed → done, the
-// side states, the moves the pipeline makes and release by hand; nothing leaves skipped or
-// failed.
+// side states, the moves the pipeline makes and release by hand; every state may end deleted
+// (forgotten, or gone upstream), skipped and failed only so, and nothing leaves deleted.
 func TestTransitions(t *testing.T) {
 	allowed := map[[2]State]string{
 		{StateDiscovered, StateReady}:        "mapped",
@@ -29,16 +29,16 @@ func TestTransitions(t *testing.T) {
 		{StateQueued, StateProcessing}:       "listed processing",
 		{StateQueued, StateTranscribed}:      "completed, reports pending",
 		{StateQueued, StateDone}:             "completed with every report",
-		{StateQueued, StateFailed}:           "failed, or deleted upstream",
+		{StateQueued, StateFailed}:           "failed",
 		{StateQueued, StateResubmit}:         "insufficient_balance",
 		{StateProcessing, StateProcessing}:   "author reassigned",
 		{StateProcessing, StateTranscribed}:  "completed, reports pending",
 		{StateProcessing, StateDone}:         "completed with every report",
-		{StateProcessing, StateFailed}:       "failed, or deleted upstream",
+		{StateProcessing, StateFailed}:       "failed",
 		{StateProcessing, StateResubmit}:     "insufficient_balance",
 		{StateTranscribed, StateTranscribed}: "a report quota waits, or author reassigned",
 		{StateTranscribed, StateDone}:        "every report final",
-		{StateTranscribed, StateFailed}:      "deleted upstream",
+		{StateTranscribed, StateFailed}:      "a report request refused for good",
 		{StateDone, StateDone}:               "author reassigned",
 		{StateHeld, StateHeld}:               "rechecked, rescheduled",
 		{StateHeld, StateReady}:              "an owner maps now",
@@ -47,6 +47,12 @@ func TestTransitions(t *testing.T) {
 		{StateHeld, StateDiscovered}:         "released by hand with an author",
 		{StateResubmit, StateResubmit}:       "balance rechecked",
 		{StateResubmit, StateUploading}:      "the balance covers it: a new key",
+		{StateDeleted, StateDeleted}:         "forget scrubs a job deleted upstream",
+	}
+	for _, from := range States {
+		if from != StateDeleted {
+			allowed[[2]State{from, StateDeleted}] = "forgotten, or deleted upstream"
+		}
 	}
 	if len(Transitions) != len(States) {
 		t.Errorf("Transitions has %d states, want every one of the %d", len(Transitions), len(States))
@@ -60,8 +66,8 @@ func TestTransitions(t *testing.T) {
 		}
 	}
 	for _, s := range []State{StateSkipped, StateFailed} {
-		if len(Transitions[s]) != 0 {
-			t.Errorf("Transitions[%s] = %v, want none: it is final", s, Transitions[s])
+		if len(Transitions[s]) != 1 || Transitions[s][0] != StateDeleted {
+			t.Errorf("Transitions[%s] = %v, want only deleted: it is final but for forget", s, Transitions[s])
 		}
 	}
 	if CanMove("", StateDiscovered) || CanMove(StateDiscovered, "bogus") {

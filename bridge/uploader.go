@@ -91,7 +91,7 @@ func (p *Pipeline) StartUploads(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 	balance, err := p.balance(ctx, due)
 	if err != nil {
-		p.log().Warn("balance check failed; uploads wait", "err", err)
+		p.log().Warn("balance check failed; uploads wait", "error", err)
 		return nil
 	}
 	for i := range due {
@@ -120,7 +120,7 @@ func (p *Pipeline) StartUploads(ctx context.Context, wg *sync.WaitGroup) error {
 			err := p.uploadJob(sctx, &j)
 			endStage(span, &j, err)
 			if err != nil && ctx.Err() == nil {
-				p.log().Error("upload", p.jobAttrs(&j, "err", err)...)
+				p.log().Error("upload", p.jobAttrs(&j, "error", err)...)
 			}
 		}(*j)
 	}
@@ -214,7 +214,7 @@ func (p *Pipeline) uploadJob(ctx context.Context, j *Job) error {
 		return err
 	}, p.renewUpload(*j, &j.Revision))
 	if errors.Is(err, errLeaseLost) {
-		p.log().Warn("upload taken over by another replica", p.jobAttrs(j, "err", err)...)
+		p.log().Warn("upload taken over by another replica", p.jobAttrs(j, "error", err)...)
 		return nil
 	}
 	if err != nil {
@@ -316,7 +316,7 @@ func (p *Pipeline) uploadFailed(ctx context.Context, j *Job, err error) error {
 		return p.hold(ctx, j, HoldNoBalance, reasonNoMinutes, NewEvent(EventHeld, j, map[string]any{"reason": reasonNoMinutes}))
 	case skipCodes[code]:
 		p.metrics().Upload(UploadSkipped)
-		return p.skip(ctx, j, err.Error())
+		return p.skip(ctx, j, serviceSkipReason(apiErr, err))
 	case code == api.CodeAuthorNotMember && p.remapOnce(ctx, j):
 		// The member list was stale (someone left, a binding moved): map again, once.
 		p.metrics().Upload(UploadRemapped)

@@ -67,6 +67,16 @@ const (
 	OutcomeSkipped Outcome = "skipped"
 )
 
+// Peeker is implemented by sources whose Open is cheap enough to call only to read a
+// recording's first bytes (a local file: no request, no download started). The bridge reads the
+// first bytes of each new recording of such a source before mapping it, so a file the service
+// cannot take (empty, under its minimum, not media, cut short) is skipped before anyone is asked
+// who owns it. The content of other sources' recordings is checked when the upload reads it.
+type Peeker interface {
+	// CheapOpen reports whether Open may be called for the first bytes alone.
+	CheapOpen() bool
+}
+
 // Finisher is implemented by sources that act on an item once its job has ended (move a file
 // to done/ or failed/, delete or trash it).
 type Finisher interface {

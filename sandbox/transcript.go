@@ -87,6 +87,7 @@ func synthesize(digest string, duration float64, diarize bool, speakersCount int
 		}
 	}
 	var lines []string
+	pii := newPersonal(digest, "transcript")
 	speaker := 0
 	for start, id := 0.0, 1; start < duration; id++ {
 		length := 2.5 + rng.Float64()*6.5
@@ -97,6 +98,9 @@ func synthesize(digest string, duration float64, diarize bool, speakersCount int
 		body := bodies[rng.IntN(len(bodies))]
 		utterance := openers[rng.IntN(len(openers))] + " " + strings.ToUpper(body[:1]) +
 			body[1:] + "." + closers[rng.IntN(len(closers))]
+		if id%2 == 1 {
+			utterance += pii.sentence()
+		}
 		s0, e0 := round2(start), round2(end)
 		seg := segmentJSON{ID: id, Start: &s0, End: &e0, Text: utterance}
 		if diarize {
@@ -151,6 +155,7 @@ func reportText(name, slug, digest, title, summary string, segments int) string 
 	}
 	fmt.Fprintf(&b, "The recording holds %d utterances. The main points were that %s, that %s, and that %s.",
 		segments, bodies[points[0]], bodies[points[1]], bodies[points[2]])
+	fmt.Fprintf(&b, " Questions go to %s.", newPersonal(digest, "report:"+slug).email())
 	return b.String()
 }
 

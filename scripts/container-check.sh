@@ -6,12 +6,14 @@
 #   2. The image's default: the binary, started with an empty environment (env -i) in an empty
 #      folder (the image's WORKDIR /data with its inbox/) on configs/docker/bridge.yaml (the
 #      image's /etc/bridge/bridge.yaml), answers /healthz within 30 s, asked by its own
-#      `bridge healthcheck` as the HEALTHCHECK does; bridge doctor passes; SIGTERM stops it.
+#      `bridge healthcheck` as the HEALTHCHECK does; the status page signs in with the admin
+#      token the bridge made in /data/admin.token; bridge doctor passes; SIGTERM stops it.
 #   3. compose.yaml's services, when PostgreSQL answers at BRIDGE_TEST_POSTGRES_DSN: the sandbox
 #      service, the one-shot migrate, then bridge run on configs/docker/postgres.yaml, and (when
 #      NATS answers at BRIDGE_TEST_NATS_URL) the two replicas of the profile "replicas" on NATS;
-#      each answers /healthz and bridge doctor passes, and a recording dropped into the inbox is
-#      uploaded and done. Only what compose mounts differs: the
+#      each answers /healthz and bridge doctor passes, a recording dropped into the inbox is
+#      uploaded and done, and the status page signs in with the admin token of the secret
+#      admin_token and shows the overview. Only what compose mounts differs: the
 #      secrets' paths, the host names and the ports, set by the variables compose would not need.
 #
 # Usage: scripts/container-check.sh (from .ci/run, or by hand). Exit 0 when all of it holds.
@@ -93,6 +95,27 @@ await_done() {
   return 1
 }
 
+# status_page NAME ADDR TOKEN_FILE: the status page at ADDR sends a visitor to /login, signs in
+# with the token in TOKEN_FILE (a wrong one is refused) and then shows the overview.
+status_page() {
+  local name=$1 addr=$2 token jar code
+  token=$(tr -d '\n' <"$3")
+  jar="$work/$name-cookies"
+  code=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://$addr/")
+  case "$code" in
+    "303 http://$addr/login") ;;
+    *) echo "$name: GET / answered $code, want 303 to /login" >&2; return 1 ;;
+  esac
+  code=$(curl -s -o /dev/null -w '%{http_code}' --data-urlencode "token=wrong-$token" "http://$addr/login")
+  if [ "$code" != 401 ]; then echo "$name: a wrong token answered $code, want 401" >&2; return 1; fi
+  code=$(curl -s -o /dev/null -w '%{http_code}' -c "$jar" --data-urlencode "token=$token" "http://$addr/login")
+  if [ "$code" != 303 ]; then echo "$name: signing in with the admin token answered $code, want 303" >&2; return 1; fi
+  if ! curl -s -b "$jar" "http://$addr/" | grep -q 'id="h-sources"'; then
+    echo "$name: the overview after signing in does not show the Sources card" >&2; return 1
+  fi
+  echo "$name: the status page signs in with the admin token in $(basename "$3")"
+}
+
 # stop NAME: SIGTERM the last process started, which must exit 0 within 30 s.
 stop() {
   local name=$1 pid=${pids[-1]} rc=0
@@ -118,6 +141,7 @@ port=$(free_port)
 env_vars=(BRIDGE_SERVER__ADDR="127.0.0.1:$port")
 start image "$work/data" run --config "$repo/configs/docker/bridge.yaml"
 await_health image "127.0.0.1:$port"
+status_page image "127.0.0.1:$port" "$work/data/admin.token" # the token the bridge made in /data
 doctor image "$work/data" --config "$repo/configs/docker/bridge.yaml"
 stop image
 
@@ -131,12 +155,13 @@ psql -q "$BRIDGE_TEST_POSTGRES_DSN" -c "CREATE DATABASE $db" >/dev/null
 secrets="$work/secrets" && mkdir -p "$secrets" "$work/compose/inbox"
 base_dsn=${BRIDGE_TEST_POSTGRES_DSN%%\?*}
 echo "${base_dsn%/*}/$db?sslmode=disable" >"$secrets/bridge_dsn"
-cp "$repo/configs/docker/secrets/transcripts_key" "$secrets/transcripts_key"
+cp "$repo/configs/docker/secrets/transcripts_key" "$repo/configs/docker/secrets/admin_token" "$secrets/"
 sport=$(free_port)
 env_vars=()
 start sandbox "$work/compose" sandbox --addr "127.0.0.1:$sport" --db "$work/compose/sandbox-server.db" \
   --seed "$repo/configs/sandbox.yaml" --time-scale 0.05
 compose_env=(BRIDGE_STORE__DSN_FILE="$secrets/bridge_dsn" BRIDGE_API_KEY_FILE="$secrets/transcripts_key"
+  BRIDGE_SERVER__ADMIN_TOKEN_FILE="$secrets/admin_token"
   BRIDGE_API_BASE_URL="http://127.0.0.1:$sport/developer/v1" BRIDGE_SOURCES__0__PATH="$work/compose/inbox")
 env_vars=("${compose_env[@]}")
 (cd "$work/compose" && env -i "${env_vars[@]}" "$bin" migrate --config "$repo/configs/docker/postgres.yaml") |
@@ -145,6 +170,7 @@ port=$(free_port)
 env_vars=("${compose_env[@]}" BRIDGE_SERVER__ADDR="127.0.0.1:$port")
 start bridge "$work/compose" run --config "$repo/configs/docker/postgres.yaml"
 await_health bridge "127.0.0.1:$port"
+status_page bridge "127.0.0.1:$port" "$secrets/admin_token"
 cp -p "$repo/sandbox/testdata/media/speech.wav" "$work/compose/inbox/"
 await_done bridge "$work/compose" --config "$repo/configs/docker/postgres.yaml"
 doctor bridge "$work/compose" --config "$repo/configs/docker/postgres.yaml"
@@ -160,6 +186,7 @@ for r in replica-1 replica-2; do
     BRIDGE_BUS__URL="$BRIDGE_TEST_NATS_URL" BRIDGE_BUS__SUBJECT_PREFIX=ci_compose)
   start "$r" "$work/compose" run --config "$repo/configs/docker/postgres.yaml"
   await_health "$r" "127.0.0.1:$port"
+  status_page "$r" "127.0.0.1:$port" "$secrets/admin_token"
 done
 doctor replica-2 "$work/compose" --config "$repo/configs/docker/postgres.yaml"
 stop replica-2

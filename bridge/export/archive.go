@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge/redact"
 	"github.com/transcript-bridge/bridge/internal/failpoint"
 )
 
@@ -52,7 +53,16 @@ func (e *Exporter) archive(ctx context.Context, c *Config, dest Destination, nam
 	if err != nil {
 		return Archive{}, nil, nil, fmt.Errorf("bulk export %s: %w", name, err)
 	}
-	entries, err := zipEntries(tmp)
+	var counts []redact.Counts
+	if c.redacts() {
+		if counts, err = c.redactZip(dest, tmp); err == nil {
+			size, sum, err = fileSum(tmp)
+		}
+	}
+	var entries []entry
+	if err == nil {
+		entries, err = zipEntries(tmp)
+	}
 	if err != nil {
 		os.Remove(tmp)
 		return Archive{}, nil, nil, fmt.Errorf("bulk export %s: %w", name, err)
@@ -63,7 +73,8 @@ func (e *Exporter) archive(ctx context.Context, c *Config, dest Destination, nam
 		present = nil
 		for _, it := range chunk {
 			if _, err := e.API.Get(ctx, it.ID); errors.Is(err, api.ErrNotFound) {
-				skipped = append(skipped, Skipped{ID: it.ID, Title: title(it), Reason: "deleted after it was listed"})
+				skipped = append(skipped, Skipped{ID: it.ID, Title: c.redactTitle(title(it), nil), Reason: "deleted after it was listed"})
+				e.gone(ctx, it.ID)
 			} else if err != nil {
 				os.Remove(tmp)
 				return Archive{}, nil, nil, fmt.Errorf("bulk export %s: %w", name, err)
@@ -82,8 +93,12 @@ func (e *Exporter) archive(ctx context.Context, c *Config, dest Destination, nam
 		if it.ExternalID != nil {
 			ext = *it.ExternalID
 		}
-		ts = append(ts, Transcript{ID: it.ID, Title: title(it), ExternalID: ext, File: entries[i].name, Archive: name,
-			Size: entries[i].size, SHA256: entries[i].sha})
+		t := Transcript{ID: it.ID, Title: c.redactTitle(title(it), nil), ExternalID: ext, File: entries[i].name, Archive: name,
+			Size: entries[i].size, SHA256: entries[i].sha}
+		if counts != nil {
+			t.Redactions = counts[i]
+		}
+		ts = append(ts, t)
 	}
 	if err := commit(tmp, name); err != nil {
 		os.Remove(tmp)

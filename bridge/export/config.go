@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/transcript-bridge/bridge/bridge/redact"
 )
 
 // Formats and layouts.
@@ -55,10 +57,21 @@ type Config struct {
 	Keep int `koanf:"keep"`
 	// S3 configures an s3:// destination (region, endpoint, path_style, credentials).
 	S3 S3Config `koanf:"s3"`
+	// Redact lists what is removed from every exported file (and the manifest's titles): email,
+	// phone, card, iban, ip; each match becomes [email], [phone], ...; the manifest counts them
+	// per transcript.
+	Redact []string `koanf:"redact"`
+	// RedactPatterns are named regular expressions (RE2) also removed; each match becomes
+	// [name]. A pattern that does not compile refuses to start, naming its key.
+	RedactPatterns map[string]string `koanf:"redact_patterns"`
+	// DefaultRegion is the region (ISO 3166 code, as US or GB) of phone numbers written
+	// without a country code; without one only numbers starting with + are redacted.
+	DefaultRegion string `koanf:"default_region"`
 
-	since time.Time
-	dest  *template.Template
-	sched cron.Schedule
+	redactor *redact.Set // nil: nothing to redact
+	since    time.Time
+	dest     *template.Template
+	sched    cron.Schedule
 }
 
 // S3Config reaches an S3 or S3-compatible destination.
@@ -103,6 +116,15 @@ func (c *Config) Validate() error {
 		return errors.New("destination: required (a folder or s3://bucket/prefix)")
 	case c.Keep < 0:
 		return fmt.Errorf("keep: %d is negative", c.Keep)
+	}
+	if rc := c.redaction(); !rc.Empty() {
+		s, err := redact.New(rc)
+		if err != nil {
+			return err
+		}
+		c.redactor = s
+	} else if err := rc.Validate(); err != nil { // a default_region alone
+		return err
 	}
 	sched, err := cron.ParseStandard(c.Schedule)
 	if err != nil {

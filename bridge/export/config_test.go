@@ -27,6 +27,11 @@ func TestConfigValidate(t *testing.T) {
 		{with(func(c *Config) { c.Keep = -1 }), "keep: -1 is negative"},
 		{with(func(c *Config) { c.Schedule = "daily" }), `schedule: "daily": expected exactly 5 fields, found 1: [daily]`},
 		{with(func(c *Config) { c.Since = "yesterday" }), `since: "yesterday" is not 2006-01-02 or RFC 3339`},
+		{with(func(c *Config) { c.Redact, c.DefaultRegion = []string{"email", "phone"}, "DE" }), "<nil>"},
+		{with(func(c *Config) { c.Redact = []string{"names"} }), `redact: unknown kind "names" (email, phone, card, iban, ip)`},
+		{with(func(c *Config) { c.RedactPatterns = map[string]string{"badge": "EMP-(["} }),
+			"redact_patterns.badge: error parsing regexp: missing closing ]: `[`"},
+		{with(func(c *Config) { c.DefaultRegion = "XX" }), `default_region: "XX" is not a region code (ISO 3166, as US or GB)`},
 	} {
 		if got := fmt.Sprint(tc.c.Validate()); got != tc.want {
 			t.Errorf("Validate(%q) = %v, want %v", tc.c.Name, got, tc.want)

@@ -171,13 +171,13 @@ func (l *runLease) renew() {
 			l.lost(err) // another runner took the tick over: stop writing
 			return
 		case l.ctx.Err() == nil:
-			l.e.log().Warn("export renew", "export", l.export, "err", err)
+			l.e.log().Warn("export renew", "export", l.export, "error", err)
 		}
 	}
 	switch ok, err := l.e.Store.Lease(l.ctx, exportLease(l.export), l.holder, now, l.ttl); {
 	case err != nil:
 		if l.ctx.Err() == nil {
-			l.e.log().Warn("export renew", "export", l.export, "err", err)
+			l.e.log().Warn("export renew", "export", l.export, "error", err)
 		}
 	case !ok:
 		l.lost(fmt.Errorf("export %s: its lease was taken over: %w", l.export, bridge.ErrConflict))
@@ -205,7 +205,7 @@ func (l *runLease) giveUp() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := l.e.Store.Release(ctx, exportLease(l.export), l.holder); err != nil {
-		l.e.log().Warn("export release", "export", l.export, "err", err)
+		l.e.log().Warn("export release", "export", l.export, "error", err)
 	}
 }
 

@@ -52,17 +52,23 @@ func (rw *runWriter) writeFiles(ctx context.Context, items []api.ListItem) error
 func (e *Exporter) single(ctx context.Context, c *Config, dest Destination, it api.ListItem, taken func(string) (bool, error), commit func(tmp, name string) error) (*Transcript, *Skipped, error) {
 	dl, err := e.API.Export(ctx, it.ID, c.Format)
 	if errors.Is(err, api.ErrNotFound) {
-		return nil, &Skipped{ID: it.ID, Title: title(it), Reason: "deleted after it was listed"}, nil
+		e.gone(ctx, it.ID)
+		return nil, &Skipped{ID: it.ID, Title: c.redactTitle(title(it), nil), Reason: "deleted after it was listed"}, nil
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("export %s: %w", it.ID, err)
 	}
-	tmp, size, sum, err := download(dest, dl.Body)
+	body, counts, err := c.redactDownload(dl.Body)
+	var tmp, sum string
+	var size int64
+	if err == nil {
+		tmp, size, sum, err = download(dest, body)
+	}
 	dl.Body.Close()
 	if err != nil {
 		return nil, nil, fmt.Errorf("export %s: %w", it.ID, err)
 	}
-	name, err := unique(safeName(dl.Filename, it.ID+"."+c.Format), taken)
+	name, err := unique(safeName(c.redactName(dl.Filename), it.ID+"."+c.Format), taken)
 	if err == nil {
 		err = commit(tmp, name)
 	}
@@ -74,7 +80,8 @@ func (e *Exporter) single(ctx context.Context, c *Config, dest Destination, it a
 	if it.ExternalID != nil {
 		ext = *it.ExternalID
 	}
-	return &Transcript{ID: it.ID, Title: title(it), ExternalID: ext, File: name, Size: size, SHA256: sum}, nil, nil
+	return &Transcript{ID: it.ID, Title: c.redactTitle(title(it), nil), ExternalID: ext, File: name, Size: size, SHA256: sum,
+		Redactions: counts}, nil, nil
 }
 
 // safeName keeps a file name's last element, without separators or control characters.

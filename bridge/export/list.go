@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
 )
 
 // List returns the completed transcriptions of c created in w, oldest first, pages of 100.
@@ -46,11 +47,30 @@ func (e *Exporter) List(ctx context.Context, c *Config, w Window) ([]api.ListIte
 	}
 	fresh := out[:0]
 	for _, it := range out {
-		if !done[it.ID] { // written by an earlier run whose window overlapped this one
+		if done[it.ID] { // written by an earlier run whose window overlapped this one
+			continue
+		}
+		if gone, err := e.forgotten(ctx, it.ID); err != nil {
+			return nil, err
+		} else if !gone {
 			fresh = append(fresh, it)
 		}
 	}
 	return fresh, nil
+}
+
+// forgotten reports whether a tombstone names transcription id (bridge forget): an export
+// leaves it out even when it is still listed upstream (its deletion there failed).
+func (e *Exporter) forgotten(ctx context.Context, id string) (bool, error) {
+	ps, ok := e.Store.(bridge.PrivacyStore)
+	if !ok {
+		return false, nil
+	}
+	gone, err := ps.Tombstoned(ctx, bridge.TombstoneQuery{TranscriptionID: id})
+	if err != nil {
+		return false, fmt.Errorf("tombstone of %s: %w", id, err)
+	}
+	return gone, nil
 }
 
 // Settled returns how far the checkpoint may move after a run of w: until, or the creation time

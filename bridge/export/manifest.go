@@ -1,6 +1,10 @@
 package export
 
-import "time"
+import (
+	"time"
+
+	"github.com/transcript-bridge/bridge/bridge/redact"
+)
 
 // ManifestName is the file each run writes last.
 const ManifestName = "manifest.json"
@@ -50,6 +54,9 @@ type Transcript struct {
 	Archive    string `json:"archive,omitempty"`
 	Size       int64  `json:"size"`
 	SHA256     string `json:"sha256"`
+	// Redactions counts what the export's redact settings replaced in the file, by kind (absent
+	// when nothing was).
+	Redactions redact.Counts `json:"redactions,omitempty"`
 }
 
 // Skipped is a listed transcript the run could not export (deleted in between).

@@ -44,6 +44,16 @@ type Exporter struct {
 	Replica string
 	// Metrics hears each finished run's outcome (nil: nothing).
 	Metrics Metrics
+	// Gone, when set, hears of each transcription a download found deleted upstream (404), so
+	// its job ends deleted (bridge.Pipeline.GoneUpstream).
+	Gone func(ctx context.Context, transcriptionID string)
+}
+
+// gone reports transcription id deleted upstream to Gone, if set.
+func (e *Exporter) gone(ctx context.Context, id string) {
+	if e.Gone != nil {
+		e.Gone(ctx, id)
+	}
 }
 
 func (e *Exporter) now() time.Time {

@@ -145,7 +145,7 @@ func (e *Exporter) finish(ctx context.Context, c *Config, run bridge.ExportRun, 
 	e.observe(c.Name, string(run.Status))
 	if dest != nil {
 		if derr := dropJournal(ctx, dest, c.Name, run.Tick); derr != nil {
-			e.log().Warn("export journal", "export", c.Name, "err", derr)
+			e.log().Warn("export journal", "export", c.Name, "error", derr)
 		}
 	}
 	return m, err
@@ -173,12 +173,12 @@ func (e *Exporter) write(ctx context.Context, c *Config, tick time.Time, w Windo
 	}
 	if err != nil {
 		if derr := discard(context.WithoutCancel(ctx), dest, c.Name, tick); derr != nil {
-			e.log().Warn("export discard", "export", c.Name, "err", derr)
+			e.log().Warn("export discard", "export", c.Name, "error", derr)
 		}
 		return nil, nil, err
 	}
 	if err := dest.Prune(ctx, c.Name, c.Keep); err != nil {
-		e.log().Warn("export prune", "export", c.Name, "err", err)
+		e.log().Warn("export prune", "export", c.Name, "error", err)
 	}
 	return m, dest, nil
 }
@@ -254,7 +254,7 @@ func (e *Exporter) Schedule(ctx context.Context, exports []*Config) (stop func()
 			case skipped(err):
 				e.log().Debug("export skipped", "export", c.Name, "tick", tick, "reason", err)
 			case err != nil:
-				e.log().Error("export", "export", c.Name, "tick", tick, "err", err)
+				e.log().Error("export", "export", c.Name, "tick", tick, "error", err)
 			}
 		}); err != nil {
 			return nil, fmt.Errorf("export %s: schedule: %w", c.Name, err)

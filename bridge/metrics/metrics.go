@@ -34,6 +34,8 @@ type Metrics struct {
 	trackerLag      prometheus.Histogram
 	discoveryLag    *prometheus.HistogramVec
 	lastScan        *prometheus.GaugeVec
+	sourceUp        *prometheus.GaugeVec
+	scanErrors      *prometheus.CounterVec
 	deliveries      *prometheus.CounterVec
 	deliveryLatency *prometheus.HistogramVec
 	exportRuns      *prometheus.CounterVec
@@ -70,6 +72,10 @@ func New(reg prometheus.Registerer, o Options) (*Metrics, error) {
 			Buckets: []float64{1, 5, 10, 30, 60, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600}}, []string{"source"}),
 		lastScan: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bridge_source_last_scan_timestamp_seconds",
 			Help: "When this process last scanned the source successfully (Unix time; 0 before the first; a replica that does not hold the source's lease does not scan it)."}, []string{"source"}),
+		sourceUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bridge_source_up",
+			Help: "1 when this process's last scan of the source succeeded, 0 when it failed (absent before this process scans the source)."}, []string{"source"}),
+		scanErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bridge_source_scan_errors_total",
+			Help: "Scans of the source that failed in this process: the source could not be listed (a folder gone, credentials refused, a listing that failed)."}, []string{"source"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bridge_deliveries_total",
 			Help: "Webhook delivery attempts by endpoint and outcome: delivered (2xx), filtered, failed (retried later), dead (given up), gone (410: endpoint disabled)."}, []string{"endpoint", "outcome"}),
 		deliveryLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bridge_delivery_latency_seconds",
@@ -79,7 +85,7 @@ func New(reg prometheus.Registerer, o Options) (*Metrics, error) {
 			Help: "Export runs this process finished, by export and outcome (completed, failed)."}, []string{"export", "outcome"}),
 	}
 	for _, c := range []prometheus.Collector{m.uploads, m.uploadBytes, m.retries, m.apiRequests, m.limiterWait, m.trackerLag,
-		m.discoveryLag, m.lastScan, m.deliveries, m.deliveryLatency, m.exportRuns} {
+		m.discoveryLag, m.lastScan, m.sourceUp, m.scanErrors, m.deliveries, m.deliveryLatency, m.exportRuns} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -108,6 +114,7 @@ func (m *Metrics) start(o Options) {
 	}
 	for _, s := range o.Sources {
 		m.lastScan.WithLabelValues(s)
+		m.scanErrors.WithLabelValues(s)
 	}
 }
 
@@ -143,6 +150,16 @@ func (m *Metrics) Discovered(source string, lag time.Duration) {
 func (m *Metrics) Scanned(source string, at time.Time) {
 	if m != nil {
 		m.lastScan.WithLabelValues(source).Set(float64(at.UnixNano()) / 1e9)
+		m.sourceUp.WithLabelValues(source).Set(1)
+	}
+}
+
+// ScanFailed notes a failed scan of source: it is down, and its errors count one more
+// (bridge.Metrics).
+func (m *Metrics) ScanFailed(source string) {
+	if m != nil {
+		m.sourceUp.WithLabelValues(source).Set(0)
+		m.scanErrors.WithLabelValues(source).Inc()
 	}
 }
 

@@ -215,6 +215,7 @@ bridge_uploads_total{outcome="uploaded"} 0
 	if err := testutil.ScrapeAndCompare(srv.URL, strings.NewReader(fmt.Sprintf(`
 # HELP bridge_jobs Jobs in the store by state (every replica of one store reports the same figures).
 # TYPE bridge_jobs gauge
+bridge_jobs{state="deleted"} 0
 bridge_jobs{state="discovered"} 0
 bridge_jobs{state="done"} 2
 bridge_jobs{state="failed"} 0
@@ -242,7 +243,7 @@ bridge_endpoint_disabled{endpoint="gone"} 1
 		want   float64
 	}{
 		{"bridge_uploads_total", []string{"outcome", "uploaded"}, 2},
-		{"bridge_uploads_total", []string{"outcome", "skipped"}, 1},
+		{"bridge_uploads_total", []string{"outcome", "skipped"}, 0}, // junk.wav is skipped before mapping: no upload attempt
 		{"bridge_api_requests_total", []string{"route", "/transcriptions", "method", "POST", "status", "201"}, 2},
 		{"bridge_tracker_lag_seconds", nil, 2},
 		{"bridge_source_discovery_lag_seconds", []string{"source", "inbox"}, 3},

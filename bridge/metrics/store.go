@@ -16,6 +16,7 @@ type Store interface {
 	Jobs(ctx context.Context, f bridge.JobFilter) ([]bridge.Job, error)
 	Deliveries(ctx context.Context, f bridge.DeliveryFilter) ([]bridge.Delivery, error)
 	DisabledEndpoints(ctx context.Context) (map[string]string, error)
+	FailingEndpoints(ctx context.Context) ([]bridge.EndpointAlert, error)
 	Runs(ctx context.Context, export string, limit int) ([]bridge.ExportRun, error)
 }
 
@@ -29,6 +30,8 @@ var (
 		"Dead letters in the store by endpoint: deliveries given up, waiting for a replay.", []string{"endpoint"}, nil)
 	disabledDesc = prometheus.NewDesc("bridge_endpoint_disabled",
 		"Whether a webhook endpoint is switched off (1: disabled after 410 Gone, until bridge endpoints enable; 0: enabled).", []string{"endpoint"}, nil)
+	failingDesc = prometheus.NewDesc("bridge_endpoint_failing",
+		"Whether a webhook endpoint has been failing for its alert_after (1: endpoint.failing was sent, until an attempt is delivered again; 0: not).", []string{"endpoint"}, nil)
 	exportSuccessDesc = prometheus.NewDesc("bridge_export_last_success_timestamp_seconds",
 		"When the export's latest completed run finished (Unix time; 0 when none of its recent runs completed).", []string{"export"}, nil)
 )
@@ -53,7 +56,7 @@ type StoreCollector struct {
 
 // Describe sends the descriptions of the store's series.
 func (c *StoreCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{jobsDesc, heldDesc, deadDesc, disabledDesc, exportSuccessDesc} {
+	for _, d := range []*prometheus.Desc{jobsDesc, heldDesc, deadDesc, disabledDesc, failingDesc, exportSuccessDesc} {
 		ch <- d
 	}
 }
@@ -70,6 +73,7 @@ func (c *StoreCollector) Collect(ch chan<- prometheus.Metric) {
 	c.report(ch, heldDesc, c.held(ctx, ch))
 	c.report(ch, deadDesc, c.dead(ctx, ch))
 	c.report(ch, disabledDesc, c.disabled(ctx, ch))
+	c.report(ch, failingDesc, c.failing(ctx, ch))
 	c.report(ch, exportSuccessDesc, c.exports(ctx, ch))
 }
 
@@ -79,7 +83,7 @@ func (c *StoreCollector) report(ch chan<- prometheus.Metric, desc *prometheus.De
 		return
 	}
 	if c.Log != nil {
-		c.Log.Warn("metrics: the store did not answer", "metric", desc.String(), "err", err)
+		c.Log.Warn("metrics: the store did not answer", "metric", desc.String(), "error", err)
 	}
 	ch <- prometheus.NewInvalidMetric(desc, err)
 }
@@ -153,6 +157,24 @@ func (c *StoreCollector) disabled(ctx context.Context, ch chan<- prometheus.Metr
 	}
 	for e, v := range by {
 		ch <- gauge(disabledDesc, v, e)
+	}
+	return nil
+}
+
+func (c *StoreCollector) failing(ctx context.Context, ch chan<- prometheus.Metric) error {
+	alerts, err := c.Store.FailingEndpoints(ctx)
+	if err != nil {
+		return err
+	}
+	by := map[string]float64{}
+	for _, e := range c.Endpoints {
+		by[e] = 0
+	}
+	for _, a := range alerts {
+		by[a.Name] = 1
+	}
+	for e, v := range by {
+		ch <- gauge(failingDesc, v, e)
 	}
 	return nil
 }

@@ -39,6 +39,10 @@ func (s fakeStore) DisabledEndpoints(context.Context) (map[string]string, error)
 	return map[string]string{"old": "answered 410 Gone"}, nil
 }
 
+func (s fakeStore) FailingEndpoints(context.Context) ([]bridge.EndpointAlert, error) {
+	return []bridge.EndpointAlert{{Name: "crm", Error: "answered 503"}}, nil
+}
+
 func (s fakeStore) Runs(context.Context, string, int) ([]bridge.ExportRun, error) { return s.runs, nil }
 
 // TestStoreCollector: held jobs grouped by their typed reason (every reason present, at zero
@@ -73,11 +77,15 @@ bridge_deliveries_dead{endpoint="old"} 1
 bridge_endpoint_disabled{endpoint="audit"} 0
 bridge_endpoint_disabled{endpoint="crm"} 0
 bridge_endpoint_disabled{endpoint="old"} 1
+# HELP bridge_endpoint_failing Whether a webhook endpoint has been failing for its alert_after (1: endpoint.failing was sent, until an attempt is delivered again; 0: not).
+# TYPE bridge_endpoint_failing gauge
+bridge_endpoint_failing{endpoint="audit"} 0
+bridge_endpoint_failing{endpoint="crm"} 1
 # HELP bridge_export_last_success_timestamp_seconds When the export's latest completed run finished (Unix time; 0 when none of its recent runs completed).
 # TYPE bridge_export_last_success_timestamp_seconds gauge
 bridge_export_last_success_timestamp_seconds{export="nightly"} 1.8e+09
 `
-	names := []string{"bridge_jobs_held", "bridge_deliveries_dead", "bridge_endpoint_disabled", "bridge_export_last_success_timestamp_seconds"}
+	names := []string{"bridge_jobs_held", "bridge_deliveries_dead", "bridge_endpoint_disabled", "bridge_endpoint_failing", "bridge_export_last_success_timestamp_seconds"}
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}

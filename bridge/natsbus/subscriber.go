@@ -258,7 +258,7 @@ func (s *Subscriber) initialize(ctx context.Context, _ jetstream.JetStream, topi
 // consumer); the end of the connection at Close is not worth more than a debug line.
 func (s *Subscriber) consumeError(_ jetstream.ConsumeContext, err error) {
 	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionDraining) {
-		s.logger.Debug("natsbus: consume ended", watermill.LogFields{"err": err})
+		s.logger.Debug("natsbus: consume ended", watermill.LogFields{"error": err})
 		return
 	}
 	s.logger.Error("natsbus: consume", err, nil)

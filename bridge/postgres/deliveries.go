@@ -144,8 +144,8 @@ func record(ctx context.Context, tx *sql.Tx, d *bridge.Delivery, a bridge.Attemp
 	if err != nil {
 		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
-		VALUES ($1,$2,$3,$4,$5,$6)`, d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, endpoint, at, status, latency_ms, response, error)
+		VALUES ($1,$2,$3,$4,$5,$6,$7)`, d.ID, d.Endpoint, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error); err != nil {
 		return nil, fmt.Errorf("record an attempt of delivery %s: %w", d.ID, err)
 	}
 	if !d.LeaseUntil.IsZero() && lease != d.LeaseUntil.UnixNano() {
@@ -178,6 +178,9 @@ func deliveryWhere(f bridge.DeliveryFilter, first int) (string, []any) {
 		where = append(where, "status = '"+string(f.Status)+"'")
 	case f.Status != "":
 		arg("status = $?", f.Status)
+	}
+	if f.Missed {
+		where = append(where, "status <> '"+string(bridge.DeliveryDelivered)+"'")
 	}
 	if !f.Since.IsZero() {
 		arg("created_at >= $?", f.Since.UnixNano())
@@ -245,13 +248,18 @@ func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilte
 	return int(n), nil
 }
 
-// DisableEndpoint implements bridge.DeliveryStore; the events (endpoint.disabled) go to the
-// outbox in the same transaction.
+// DisableEndpoint implements bridge.DeliveryStore: only the transition from enabled writes (an
+// endpoint already disabled keeps its first reason and time; the row's unique name decides
+// between replicas), and only it emits the events (endpoint.disabled), in the same transaction.
 func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...bridge.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_state (name, disabled_at, reason) VALUES ($1,$2,$3)
-			ON CONFLICT (name) DO UPDATE SET disabled_at = excluded.disabled_at, reason = excluded.reason`, name, now.UnixNano(), reason); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO endpoint_state (name, disabled_at, reason) VALUES ($1,$2,$3)
+			ON CONFLICT (name) DO NOTHING`, name, now.UnixNano(), reason)
+		if err != nil {
 			return fmt.Errorf("disable endpoint %s: %w", name, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // already disabled: no transition, no event
 		}
 		for _, e := range events {
 			if err := emit(ctx, tx, e, now); err != nil {

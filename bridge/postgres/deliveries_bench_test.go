@@ -23,6 +23,10 @@ func BenchmarkGroupCommit(b *testing.B) { storetest.BenchmarkGroupCommit(b, open
 // go test ./bridge/postgres -run '^$' -bench ClaimPaused -count 10 > new.txt
 func BenchmarkClaimPaused(b *testing.B) { storetest.BenchmarkClaimPaused(b, openBench) }
 
+// BenchmarkPurge runs the stores' retention purge benchmark on a new PostgreSQL database:
+// go test ./bridge/postgres -run '^$' -bench Purge -count 10 > new.txt
+func BenchmarkPurge(b *testing.B) { storetest.BenchmarkPurge(b, openBench) }
+
 // openBench opens a store on a new PostgreSQL database for one benchmark run.
 func openBench(b *testing.B) bridge.Store {
 	s, err := postgres.Open(context.Background(), pgtest.New(b))

@@ -28,7 +28,7 @@ func emit(ctx context.Context, tx *sql.Tx, e bridge.Event, now time.Time) error 
 		RETURNING id`, e.Type, e.JobID, e.TranscriptionID, string(e.Data), now.UnixNano()).Scan(&id); err != nil {
 		return fmt.Errorf("outbox %s: %w", e.Type, err)
 	}
-	payload, _ := json.Marshal(bridge.EventRef{EventID: id, Type: e.Type, JobID: e.JobID, TranscriptionID: e.TranscriptionID})
+	payload, _ := json.Marshal(bridge.EventRef{EventID: id, Type: e.Type, JobID: e.JobID, TranscriptionID: e.TranscriptionID, Endpoint: e.Endpoint})
 	msg := message.NewMessage(uuid.NewString(), payload)
 	msg.SetContext(ctx)
 	if e.JobID != "" {

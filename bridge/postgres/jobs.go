@@ -45,7 +45,8 @@ func scanJob(row scanner) (*bridge.Job, error) {
 // AddRecordings implements bridge.JobStore: INSERT … ON CONFLICT DO NOTHING on either unique
 // key, (source, item, version) or the recording's dedupe key (migration 0013), so of concurrent
 // sightings on any number of replicas, by one source or several, exactly one creates the job
-// (the others wait for its commit and then insert nothing).
+// (the others wait for its commit and then insert nothing). A recording a tombstone names (its
+// source item, any version, or its dedupe key) is left out.
 func (s *Store) AddRecordings(ctx context.Context, source string, recs []connectors.Recording, cursor string, now time.Time) ([]bridge.Job, error) {
 	var added []bridge.Job
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -54,6 +55,12 @@ func (s *Store) AddRecordings(ctx context.Context, source string, recs []connect
 			r.Source = source
 			j := bridge.Job{ID: uuid.Must(uuid.NewV7()).String(), Recording: r, State: bridge.StateDiscovered, CreatedAt: now.UTC(), UpdatedAt: now.UTC(), Revision: 1}
 			rec, _ := json.Marshal(r)
+			if gone, err := tombstoned(ctx, tx, source, r.ItemID, r.DedupeKey); err != nil || gone {
+				if err != nil {
+					return fmt.Errorf("add %s %s: tombstones: %w", source, r.ItemID, err)
+				}
+				continue // forgotten: never stored again
+			}
 			res, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, source, item_id, version, recording, state, created_at, updated_at)
 				VALUES ($1,$2,$3,$4,$5,$6,$7,$7) ON CONFLICT DO NOTHING`,
 				j.ID, source, r.ItemID, r.Version, string(rec), j.State, now.UnixNano())
@@ -167,6 +174,9 @@ func (s *Store) Jobs(ctx context.Context, f bridge.JobFilter) ([]bridge.Job, err
 	}
 	if !f.DueBefore.IsZero() {
 		arg("next_at <= $?", f.DueBefore.UnixNano())
+	}
+	if f.Query != "" {
+		arg(jobQuery, containsPattern(f.Query))
 	}
 	q := `SELECT ` + jobCols + ` FROM jobs`
 	if len(where) > 0 {

@@ -62,14 +62,14 @@ func recordAll(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) error
 			it.Err = nil
 			s.add(d, it.Attempt)
 		}
-		a.add(d.ID, it.Attempt)
+		a.add(d, it.Attempt)
 	}
 	if len(a.ids) > 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
-			SELECT id, at, status, latency, response, error
-			FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::float8[], $5::text[], $6::text[]) WITH ORDINALITY
-				AS v(id, at, status, latency, response, error, n)
-			ORDER BY n`, a.ids, a.at, a.status, a.latency, a.response, a.error); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, endpoint, at, status, latency_ms, response, error)
+			SELECT id, endpoint, at, status, latency, response, error
+			FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::float8[], $6::text[], $7::text[]) WITH ORDINALITY
+				AS v(id, endpoint, at, status, latency, response, error, n)
+			ORDER BY n`, a.ids, a.endpoints, a.at, a.status, a.latency, a.response, a.error); err != nil {
 			return fmt.Errorf("record %d attempts: %w", len(a.ids), err)
 		}
 	}
@@ -98,13 +98,14 @@ func recordEach(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) erro
 
 // attemptCols are delivery_attempts rows as columns, for unnest.
 type attemptCols struct {
-	ids, response, error []string
-	at, status           []int64 // status as int8: the INSERT's cast to INTEGER checks its range
-	latency              []float64
+	ids, endpoints, response, error []string
+	at, status                      []int64 // status as int8: the INSERT's cast to INTEGER checks its range
+	latency                         []float64
 }
 
-func (c *attemptCols) add(id string, a bridge.Attempt) {
-	c.ids, c.at, c.status = append(c.ids, id), append(c.at, a.At.UnixNano()), append(c.status, int64(a.Status))
+func (c *attemptCols) add(d *bridge.Delivery, a bridge.Attempt) {
+	c.ids, c.endpoints = append(c.ids, d.ID), append(c.endpoints, d.Endpoint)
+	c.at, c.status = append(c.at, a.At.UnixNano()), append(c.status, int64(a.Status))
 	c.latency, c.response, c.error = append(c.latency, a.Latency), append(c.response, a.Response), append(c.error, a.Error)
 }
 

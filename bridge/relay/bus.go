@@ -47,7 +47,7 @@ func (r *Relay) handle(msg *message.Message) error {
 	if err := json.Unmarshal(msg.Payload, &ref); err != nil || ref.EventID <= 0 || ref.Type == "" {
 		return fmt.Errorf("message %s: %w: %q", msg.UUID, errMalformed, msg.Payload)
 	}
-	targets := r.targets(ref.Type)
+	targets := r.targets(ref)
 	level := slog.LevelInfo
 	if failureEvents[ref.Type] {
 		level = slog.LevelWarn
@@ -73,11 +73,12 @@ func (r *Relay) handle(msg *message.Message) error {
 	return nil
 }
 
-// targets names the endpoints that want events of type typ.
-func (r *Relay) targets(typ string) []string {
+// targets names the endpoints that want ref's event: those subscribed to its type, but not
+// the endpoint an endpoint.* event is about (a disabled endpoint is not told it is disabled).
+func (r *Relay) targets(ref bridge.EventRef) []string {
 	var out []string
 	for _, ep := range r.Endpoints {
-		if ep.Wants(typ) {
+		if ep.Wants(ref.Type) && ep.Name != ref.Endpoint {
 			out = append(out, ep.Name)
 		}
 	}
@@ -98,7 +99,7 @@ func (r *Relay) fanOut(ctx context.Context, ref bridge.EventRef, targets []strin
 func (r *Relay) poisoned(err error) bool {
 	var panicked *middleware.RecoveredPanicError
 	if errors.Is(err, errMalformed) || errors.As(err, &panicked) {
-		r.Log.Error("event message moved to the poison queue", "topic", bridge.EventsPoisonTopic, "err", err)
+		r.Log.Error("event message moved to the poison queue", "topic", bridge.EventsPoisonTopic, "error", err)
 		return true
 	}
 	return false

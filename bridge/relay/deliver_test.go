@@ -274,7 +274,7 @@ func TestGoneDisablesTheEndpointAndRetryAfterIsHonoured(t *testing.T) {
 	if disabled["crm"] == "" {
 		t.Fatalf("410 did not disable the endpoint")
 	}
-	// endpoint.disabled went to the outbox (and fans out to nobody: crm is off).
+	// endpoint.disabled went to the outbox (and fans out to nobody: crm is the only endpoint).
 	f.emit(t, "b", bridge.EventUploaded)
 	f.step(t)
 	if f.rx.calls != 1 {
@@ -287,8 +287,8 @@ func TestGoneDisablesTheEndpointAndRetryAfterIsHonoured(t *testing.T) {
 	for _, m := range f.rx.received {
 		types[m["type"].(string)] = true
 	}
-	if !types["endpoint.disabled"] || !types[bridge.EventUploaded] {
-		t.Errorf("after enabling, received %v, want the pending upload event and endpoint.disabled", types)
+	if types["endpoint.disabled"] || !types[bridge.EventUploaded] {
+		t.Errorf("after enabling, received %v, want the pending upload event and not its own endpoint.disabled", types)
 	}
 
 	slow := newFixture(t, func(int, map[string]any) (int, string) { return 429, "3600" })

@@ -48,3 +48,14 @@ func nextDelay(schedule []time.Duration, n int, retryAfter time.Duration, rnd fu
 	}
 	return d, true
 }
+
+// fetchRetry is the wait before trying again a delivery whose payload could not be fetched
+// after attempts counted tries: the schedule's wait for them (its first for none, its last
+// beyond it), jittered as nextDelay's; a second without a schedule.
+func fetchRetry(schedule []time.Duration, attempts int, rnd func() float64) time.Duration {
+	if len(schedule) == 0 {
+		return time.Second
+	}
+	d, _ := nextDelay(schedule, min(max(attempts, 1), len(schedule)), 0, rnd)
+	return d
+}

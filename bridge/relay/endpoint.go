@@ -15,6 +15,7 @@ import (
 	"github.com/itchyny/gojq"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/redact"
 	"github.com/transcript-bridge/bridge/bridge/relay/webhook"
 )
 
@@ -24,8 +25,8 @@ const EventEndpointDisabled = "endpoint.disabled"
 // EventTypes are the event types an endpoint may subscribe to.
 var EventTypes = []string{
 	bridge.EventUploaded, bridge.EventCompleted, bridge.EventFailed, bridge.EventInsufficientBalance,
-	bridge.EventReportCompleted, bridge.EventReportFailed, bridge.EventHeld, bridge.EventSkipped,
-	"export.completed", "export.failed", EventEndpointDisabled,
+	bridge.EventReportCompleted, bridge.EventReportFailed, bridge.EventHeld, bridge.EventSkipped, bridge.EventDeleted,
+	"export.completed", "export.failed", EventEndpointDisabled, EventEndpointFailing,
 }
 
 // Payload forms.
@@ -50,7 +51,8 @@ type EndpointConfig struct {
 	// Secrets sign every message; several while a secret rotates (the new one first). Set in
 	// Go, or read from SecretFile or Secret by ReadSecrets.
 	Secrets []webhook.Secret `koanf:"-"`
-	// Events are the event types the endpoint receives; empty means every type.
+	// Events are the event types the endpoint receives; empty means every type but
+	// endpoint.failing, which goes only to the endpoints that name it.
 	Events []string `koanf:"events"`
 	// Filter is an optional jq expression; a message is sent only when it yields true.
 	Filter string `koanf:"filter"`
@@ -68,19 +70,50 @@ type EndpointConfig struct {
 	// RetrySchedule is the wait before each retry (by default about ten attempts over about
 	// three days), each drawn at random between half and one and a half times its step so a
 	// receiver's periodic outage is not hit at every attempt; its length plus one is the number
-	// of attempts before a dead letter.
+	// of attempts before a dead letter (a try whose full payload the API could not give is
+	// tried again but not counted: the endpoint was not asked).
 	RetrySchedule []time.Duration `koanf:"retry_schedule"`
+	// Redact lists what is removed from full payloads before they are signed: email, phone,
+	// card, iban, ip (each match becomes [email], [phone], ...; the data's redactions counts them).
+	Redact []string `koanf:"redact"`
+	// RedactPatterns are named regular expressions (RE2) also removed; each match becomes
+	// [name]. A pattern that does not compile refuses to start, naming its key.
+	RedactPatterns map[string]string `koanf:"redact_patterns"`
+	// DefaultRegion is the region (ISO 3166 code, as US or GB) of phone numbers written
+	// without a country code; without one only numbers starting with + are redacted.
+	DefaultRegion string `koanf:"default_region"`
+	// RateLimit is the endpoint's quota, "N/period": at most N requests at once and N per
+	// period on average ("10/s", "100/10s", "600/m"); empty: none. Replicas share it, each
+	// taking N divided by the live replicas. A Retry-After the endpoint answers is honoured
+	// beside it.
+	RateLimit string `koanf:"rate_limit"`
+	// AlertAfter is how long the endpoint may fail (no attempt delivered since the first that
+	// failed) before endpoint.failing is sent, once (default 1h).
+	AlertAfter time.Duration `koanf:"alert_after"`
+}
+
+// redaction returns the redaction settings of c.
+func (c *EndpointConfig) redaction() redact.Config {
+	return redact.Config{Kinds: c.Redact, Patterns: c.RedactPatterns, DefaultRegion: c.DefaultRegion}
 }
 
 // Endpoint is a checked endpoint with its jq programs compiled.
 type Endpoint struct {
 	EndpointConfig
 	filter, transform *gojq.Code
+	// quota is this replica's share of RateLimit; nil: none.
+	quota *quota
+	// redactor removes what Redact and RedactPatterns name from full payloads; nil: nothing.
+	redactor *redact.Set
 	// target is URL parsed and header the headers every POST carries (staticHeader), made
 	// once by NewEndpoint.
 	target *url.URL
 	header http.Header
 }
+
+// DefaultAlertAfter is how long an endpoint fails before endpoint.failing when it sets no
+// alert_after.
+const DefaultAlertAfter = time.Hour
 
 // DefaultTimeout bounds one attempt when an endpoint sets no timeout.
 const DefaultTimeout = 15 * time.Second
@@ -96,6 +129,9 @@ func (c *EndpointConfig) setDefaults() {
 	}
 	if len(c.RetrySchedule) == 0 {
 		c.RetrySchedule = Schedule
+	}
+	if c.AlertAfter == 0 {
+		c.AlertAfter = DefaultAlertAfter
 	}
 }
 
@@ -131,6 +167,17 @@ func (c *EndpointConfig) Validate() error {
 		if d <= 0 {
 			return fmt.Errorf("retry_schedule[%d]: %v is not positive", i, d)
 		}
+	}
+	if c.RateLimit != "" {
+		if _, _, err := ParseRateLimit(c.RateLimit); err != nil {
+			return fmt.Errorf("rate_limit: %w", err)
+		}
+	}
+	if c.AlertAfter < 0 {
+		return fmt.Errorf("alert_after: %v is negative", c.AlertAfter)
+	}
+	if err := c.redaction().Validate(); err != nil {
+		return err
 	}
 	if _, err := compile(c.Filter); err != nil {
 		return fmt.Errorf("filter: %w", err)
@@ -192,6 +239,13 @@ func NewEndpoint(c EndpointConfig) (*Endpoint, error) {
 	e.transform, _ = compile(c.Transform)
 	e.target, _ = url.Parse(c.URL) // Validate parsed it
 	e.header = staticHeader(c.Headers)
+	if c.RateLimit != "" {
+		n, per, _ := ParseRateLimit(c.RateLimit) // Validate parsed it
+		e.quota = newQuota(n, per)
+	}
+	if rc := c.redaction(); !rc.Empty() {
+		e.redactor, _ = redact.New(rc) // Validate compiled it
+	}
 	return e, nil
 }
 
@@ -206,9 +260,11 @@ func compile(src string) (*gojq.Code, error) {
 	return gojq.Compile(q)
 }
 
-// Wants reports whether the endpoint subscribes to event type typ.
+// Wants reports whether the endpoint subscribes to event type typ. endpoint.failing goes only
+// to endpoints that name it in Events (an alerting channel): the failing endpoint, subscribed
+// to every type, would not take it.
 func (e *Endpoint) Wants(typ string) bool {
-	return len(e.Events) == 0 || slices.Contains(e.Events, typ)
+	return (len(e.Events) == 0 && typ != EventEndpointFailing) || slices.Contains(e.Events, typ)
 }
 
 // Shape applies the endpoint's filter and transform to a message (as decoded JSON: the

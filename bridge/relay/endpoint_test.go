@@ -39,6 +39,11 @@ func TestEndpointConfigValidate(t *testing.T) {
 		{with(func(c *EndpointConfig) { c.RetrySchedule = []time.Duration{time.Second, 0} }), "retry_schedule[1]: 0s is not positive"},
 		{with(func(c *EndpointConfig) { c.Filter = ".data |" }), "filter: unexpected EOF"},
 		{with(func(c *EndpointConfig) { c.Transform = "{" }), "transform: unexpected EOF"},
+		{with(func(c *EndpointConfig) { c.Redact, c.DefaultRegion = []string{"email", "phone"}, "GB" }), "<nil>"},
+		{with(func(c *EndpointConfig) { c.Redact = []string{"names"} }), `redact: unknown kind "names" (email, phone, card, iban, ip)`},
+		{with(func(c *EndpointConfig) { c.RedactPatterns = map[string]string{"badge": "EMP-[0-9"} }),
+			"redact_patterns.badge: error parsing regexp: missing closing ]: `[0-9`"},
+		{with(func(c *EndpointConfig) { c.DefaultRegion = "UK" }), `default_region: "UK" is not a region code (ISO 3166, as US or GB)`},
 	} {
 		if got := fmt.Sprint(tc.c.Validate()); got != tc.want {
 			t.Errorf("Validate(%s %s) = %v, want %v", tc.c.Name, tc.c.URL, got, tc.want)

@@ -33,6 +33,7 @@ type engine struct {
 	room     chan struct{}
 	heldBack int
 	poll     *time.Timer
+	failures int // commits failed in a row (commitBackoff)
 }
 
 // lane is one endpoint's queue and its claim accounting. The queue holds chains: one
@@ -163,7 +164,7 @@ func (e *engine) run(ctx context.Context) {
 			return
 		case <-sweep.C:
 			if _, err := e.sweep(ctx); err != nil && ctx.Err() == nil {
-				e.r.Log.Error("relay: sweep", "err", err)
+				e.r.Log.Error("relay: sweep", "error", err)
 			}
 		case <-e.wake:
 		case <-tick.C:
@@ -296,11 +297,13 @@ func (e *engine) commit(ctx context.Context) bool {
 		e.settled()
 		e.mu.Unlock()
 		if ctx.Err() == nil {
-			e.r.Log.Error("relay: commit", "err", err)
+			e.r.Log.Error("relay: commit", "error", err)
 		}
-		time.Sleep(100 * time.Millisecond) // a store down or busy: no spinning
+		time.Sleep(commitBackoff(e.failures)) // a store down or busy: no spinning
+		e.failures++
 		return false
 	}
+	e.failures = 0
 	e.apply(&b, fanOuts, fanned)
 	e.settled()
 	e.mu.Unlock()
@@ -331,7 +334,7 @@ func (e *engine) putBack(b *bridge.DeliveryBatch, fanOuts []fanOutReq, err error
 // holding the unleased ones). e.mu is held.
 func (e *engine) apply(b *bridge.DeliveryBatch, fanOuts []fanOutReq, fanned map[string]int) {
 	if err := e.r.recorded(b.Records); err != nil {
-		e.r.Log.Error("relay: record", "err", err)
+		e.r.Log.Error("relay: record", "error", err)
 	}
 	for i, f := range fanOuts {
 		f.done <- b.FanOuts[i].Err

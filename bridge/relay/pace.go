@@ -46,3 +46,10 @@ func (e *engine) hold() time.Duration {
 	}
 	return max(0, maxHold-time.Since(e.since))
 }
+
+// commitBackoff is the committer's wait after a failed commit, the failures-th in a row: the
+// longer the store stays down or busy, the longer the wait (100 ms doubling up to 2 s; the first
+// success resets the count).
+func commitBackoff(failures int) time.Duration {
+	return min(100*time.Millisecond<<min(failures, 5), 2*time.Second)
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/redact"
 )
 
 // payload builds the message data: the event's details, the job id and, for full payloads, the
@@ -44,6 +45,11 @@ func (r *Relay) payload(ctx context.Context, ep *Endpoint, d *bridge.Delivery) (
 	t, err := r.records.get(ctx, r.API, d.EventID, d.TranscriptionID, r.now())
 	if err != nil {
 		return nil, err
+	}
+	if ep.redactor != nil { // a copy: t is shared with the other endpoints
+		var counts redact.Counts
+		t, counts = redact.Transcription(ep.redactor, t)
+		data["redactions"] = counts
 	}
 	data["transcription"] = t // nil: deleted upstream since
 	return data, nil

@@ -52,8 +52,13 @@ type Relay struct {
 	// out from the outbox (default 1 min: a message lost, or poisoned by a panic). Only with a
 	// Store that has PendingEvents.
 	SweepAfter time.Duration
+	// Replica names this process among replicas in its lease (relay:<replica>), by which the
+	// replicas count each other to share the endpoints' rate limits (default
+	// bridge.DefaultReplica()).
+	Replica string
 
 	once    sync.Once
+	spells  spells // the endpoints' failing spells (alerts.go)
 	records *records
 	thin    *memo[encoded] // thin payloads' bodies by event
 	byName  map[string]*Endpoint
@@ -74,6 +79,9 @@ func (r *Relay) init() {
 		}
 		if r.SweepAfter == 0 {
 			r.SweepAfter = time.Minute
+		}
+		if r.Replica == "" {
+			r.Replica = bridge.DefaultReplica()
 		}
 		if r.Log == nil {
 			r.Log = slog.New(slog.DiscardHandler)
@@ -155,7 +163,7 @@ func (r *Relay) recorded(items []bridge.RecordItem) error {
 	for _, it := range items {
 		switch {
 		case errors.Is(it.Err, bridge.ErrConflict):
-			r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(it.Delivery, "err", it.Err)...)
+			r.Log.Warn("delivery claimed again by another relay while this attempt ran", deliveryAttrs(it.Delivery, "error", it.Err)...)
 		case it.Err != nil && first == nil:
 			first = it.Err
 		}
@@ -167,8 +175,11 @@ func (r *Relay) recorded(items []bridge.RecordItem) error {
 // is false when ctx ended first (nothing to record: the lease runs out and the delivery is
 // tried again).
 func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.RecordItem, ok bool) {
-	now := r.now()
 	ep := r.byName[d.Endpoint]
+	if ep != nil && !ep.quota.wait(ctx, quotaWithin(ep, d, r.now())) {
+		return bridge.RecordItem{}, false // its turn would come after its lease: claimed again later
+	}
+	now := r.now()
 	d.Attempts++
 	a := bridge.Attempt{At: now}
 	if ep == nil { // claimed for an endpoint no longer configured
@@ -193,6 +204,7 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	}
 	sendCtx, span := startAttempt(sendCtx, d)
 	data, err := r.payload(sendCtx, ep, d)
+	fetched := err == nil
 	var res Result
 	if err == nil {
 		res, err = Send(sendCtx, r.clients[ep.Name], ep, Message{ID: d.WebhookID, Type: d.Type, Time: d.EventAt, Data: data}, now)
@@ -209,33 +221,70 @@ func (r *Relay) attempt(ctx context.Context, d *bridge.Delivery) (it bridge.Reco
 	if err != nil {
 		a.Error = err.Error()
 	}
-	outcome := OutcomeFailed
-	switch {
-	case err == nil && res.Skipped:
-		d.Status, a.Error, outcome = bridge.DeliveryDelivered, "dropped by the endpoint's filter", OutcomeFiltered
-	case err == nil && res.OK():
-		d.Status, outcome = bridge.DeliveryDelivered, OutcomeDelivered
-	case err == nil && res.Status == http.StatusGone:
-		d.Status, outcome = bridge.DeliveryDead, OutcomeGone
-		reason := "answered 410 Gone"
-		ev := bridge.Event{Type: EventEndpointDisabled, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
-		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
-			// The attempt is recorded all the same; the next 410 disables it again.
-			r.Log.Error("endpoint answered 410 Gone and could not be disabled", "endpoint", ep.Name, "err", err)
-		} else {
-			r.Log.Warn("endpoint disabled", "endpoint", ep.Name, "reason", reason)
-		}
-	default:
-		delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter, r.Rand)
-		if !ok {
-			d.Status, outcome = bridge.DeliveryDead, OutcomeDead // a dead letter: bridge deliveries replay brings it back
-		} else {
-			d.Status, d.NextAttemptAt = bridge.DeliveryPending, now.Add(delay)
-		}
+	outcome := r.settle(ctx, ep, d, res, err, fetched, now)
+	if outcome == OutcomeFiltered {
+		a.Error = FilteredNote
 	}
 	r.logAttempt(ctx, d, res, a)
 	r.observe(d, outcome, r.now())
+	if outcome != OutcomeFiltered && fetched {
+		// A try whose payload could not be fetched says nothing of the endpoint.
+		r.spells.note(ep.Name, outcome == OutcomeDelivered, attemptError(a), now)
+	}
 	return bridge.RecordItem{Delivery: d, Attempt: a}, true
+}
+
+// settle sets d's new state from one attempt's answer (res, err; fetched false when the
+// transcription of a full payload could not be fetched, so nothing was sent) and returns its
+// outcome.
+func (r *Relay) settle(ctx context.Context, ep *Endpoint, d *bridge.Delivery, res Result, err error, fetched bool, now time.Time) string {
+	switch {
+	case err == nil && res.Skipped:
+		d.Status = bridge.DeliveryDelivered
+		return OutcomeFiltered
+	case err == nil && res.OK():
+		d.Status = bridge.DeliveryDelivered
+		return OutcomeDelivered
+	case err == nil && res.Status == http.StatusGone:
+		d.Status = bridge.DeliveryDead
+		reason := "answered 410 Gone"
+		// The store decides the transition: of several deliveries answered 410 at once (here or
+		// on another replica), the first disables the endpoint and emits the one event, to
+		// the other endpoints (Endpoint); the others change nothing.
+		ev := bridge.Event{Type: EventEndpointDisabled, Endpoint: ep.Name, Data: mustJSON(map[string]any{"endpoint": ep.Name, "reason": reason})}
+		if err := r.Store.DisableEndpoint(ctx, ep.Name, reason, now, ev); err != nil {
+			// The attempt is recorded all the same; the next 410 disables it again.
+			r.Log.Error("endpoint answered 410 Gone and could not be disabled", "endpoint", ep.Name, "error", err)
+		} else {
+			r.Log.Warn("endpoint disabled (or already so)", "endpoint", ep.Name, "reason", reason)
+		}
+		return OutcomeGone
+	case !fetched:
+		// The API did not give the transcription in time (down, rate-limited, slow): the
+		// endpoint was never contacted, so the try does not count towards its retry schedule
+		// (an API outage must not dead-letter deliveries; issue 32, point 4). It is tried again
+		// after the schedule's wait for the tries made so far; the history keeps the failure.
+		d.Attempts--
+		d.Status, d.NextAttemptAt = bridge.DeliveryPending, now.Add(fetchRetry(ep.RetrySchedule, d.Attempts, r.Rand))
+		return OutcomeFailed
+	}
+	delay, ok := nextDelay(ep.RetrySchedule, d.Attempts, res.RetryAfter, r.Rand)
+	if !ok {
+		d.Status = bridge.DeliveryDead // a dead letter: bridge deliveries replay brings it back
+		return OutcomeDead
+	}
+	d.Status, d.NextAttemptAt = bridge.DeliveryPending, now.Add(delay)
+	return OutcomeFailed
+}
+
+// quotaWithin is how long an attempt of d may wait for ep's rate limit: until a second and the
+// endpoint's timeout before d's lease ends (at least a millisecond); 0 (no bound) for a
+// delivery not leased.
+func quotaWithin(ep *Endpoint, d *bridge.Delivery, now time.Time) time.Duration {
+	if d.LeaseUntil.IsZero() {
+		return 0
+	}
+	return max(time.Millisecond, d.LeaseUntil.Sub(now)-ep.Timeout-time.Second)
 }
 
 // logAttempt logs one attempt of d: at INFO when delivered, WARN when it failed and will be
@@ -261,6 +310,10 @@ func (r *Relay) logAttempt(ctx context.Context, d *bridge.Delivery, res Result, 
 	r.Log.Log(ctx, level, "delivery", attrs...)
 }
 
+// FilteredNote is the error text of an attempt the endpoint's filter dropped: no request was
+// made, and the delivery counts as delivered.
+const FilteredNote = "dropped by the endpoint's filter"
+
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
@@ -283,10 +336,15 @@ func (r *Relay) Run(ctx context.Context, interval time.Duration) error {
 	engCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	engDone := make(chan struct{})
 	go func() { defer close(engDone); eng.run(engCtx) }()
+	keepCtx, stopKeep := context.WithCancel(ctx)
+	keepDone := make(chan struct{})
+	go func() { defer close(keepDone); r.keep(keepCtx) }()
 	r.consumer.start(router, r.now())
 	err = router.Run(ctx)
+	stopKeep()
 	stopEngine() // after the router: its last fan-outs are committed first
 	<-engDone
+	<-keepDone
 	return err
 }
 
@@ -297,7 +355,7 @@ func (r *Relay) abandon(ctx context.Context) {
 		known[i] = e.Name
 	}
 	if n, err := r.Store.Abandon(ctx, known, r.now()); err != nil {
-		r.Log.Error("abandon deliveries of removed endpoints", "err", err)
+		r.Log.Error("abandon deliveries of removed endpoints", "error", err)
 	} else if n > 0 {
 		r.Log.Warn("deliveries of endpoints no longer configured are dead letters", "count", n)
 	}
@@ -314,7 +372,11 @@ func (r *Relay) Flush(ctx context.Context) error {
 			return err
 		}
 		n, err := r.Deliver(ctx)
-		if err != nil || n == 0 {
+		if err != nil {
+			return err
+		}
+		alerted, err := r.Alert(ctx) // endpoint.failing, when due: the next round sends it
+		if err != nil || (n == 0 && !alerted) {
 			return err
 		}
 	}

@@ -2,7 +2,9 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/transcript-bridge/bridge/bridge"
 )
@@ -38,8 +40,8 @@ func (e *engine) sweep(ctx context.Context) (int, error) {
 		if ev.CreatedAt.After(cutoff) {
 			break
 		}
-		ref := bridge.EventRef{EventID: ev.ID, Type: ev.Type, JobID: ev.JobID, TranscriptionID: ev.TranscriptionID}
-		reqs = append(reqs, fanOutReq{item: bridge.FanOutItem{Ref: ref, Endpoints: e.r.targets(ev.Type)}, done: make(chan error, 1)})
+		ref := bridge.EventRef{EventID: ev.ID, Type: ev.Type, JobID: ev.JobID, TranscriptionID: ev.TranscriptionID, Endpoint: aboutEndpoint(ev)}
+		reqs = append(reqs, fanOutReq{item: bridge.FanOutItem{Ref: ref, Endpoints: e.r.targets(ref)}, done: make(chan error, 1)})
 	}
 	if len(reqs) == 0 {
 		return 0, nil
@@ -52,4 +54,17 @@ func (e *engine) sweep(ctx context.Context) (int, error) {
 	e.mu.Unlock()
 	e.signal()
 	return len(reqs), nil
+}
+
+// aboutEndpoint returns the endpoint an endpoint.* event read from the outbox is about: its
+// data's "endpoint" (the outbox keeps Event.Endpoint there alone); "" for other events.
+func aboutEndpoint(ev bridge.Event) string {
+	if !strings.HasPrefix(ev.Type, "endpoint.") {
+		return ""
+	}
+	var d struct {
+		Endpoint string `json:"endpoint"`
+	}
+	_ = json.Unmarshal(ev.Data, &d) // malformed data names no endpoint: every subscriber hears it
+	return d.Endpoint
 }

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/transcript-bridge/bridge/bridge"
 )
 
 // Check is one readiness check: Run returns nil when what Name names is ready, else the reason.
@@ -18,6 +21,9 @@ type Check struct {
 	Name string
 	// Run reports nil when ready, else why not.
 	Run func(ctx context.Context) error
+	// Advisory checks are reported but leave the bridge ready when they fail ("sources": a
+	// source that cannot be read is shown, and taking the bridge out of service would not help).
+	Advisory bool
 }
 
 // CheckResult is one check's outcome in /readyz's answer.
@@ -25,6 +31,8 @@ type CheckResult struct {
 	Name  string `json:"name"`
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
+	// Advisory is true for a check whose failure leaves the bridge ready (Check.Advisory).
+	Advisory bool `json:"advisory,omitempty"`
 }
 
 // Readiness is /readyz's answer: "ready" with every check passing, else "unready".
@@ -57,7 +65,7 @@ func Evaluate(ctx context.Context, timeout time.Duration, checks ...Check) Readi
 			case <-cctx.Done():
 				err = fmt.Errorf("no answer within %s", timeout)
 			}
-			out.Checks[i] = CheckResult{Name: c.Name, OK: err == nil}
+			out.Checks[i] = CheckResult{Name: c.Name, OK: err == nil, Advisory: c.Advisory}
 			if err != nil {
 				out.Checks[i].Error = err.Error()
 			}
@@ -65,7 +73,7 @@ func Evaluate(ctx context.Context, timeout time.Duration, checks ...Check) Readi
 	}
 	wg.Wait()
 	for _, r := range out.Checks {
-		if !r.OK {
+		if !r.OK && !r.Advisory {
 			out.Status = "unready"
 		}
 	}
@@ -87,11 +95,12 @@ func Ready(timeout time.Duration, checks ...Check) http.Handler {
 	})
 }
 
-// StoreCheck is the check "store": ready when ping, a cheap query, answers without error.
+// StoreCheck is the check "store": ready when ping, a cheap query, answers without error; else
+// it fails with "store unreachable: " and ping's error.
 func StoreCheck(ping func(ctx context.Context) error) Check {
 	return Check{Name: "store", Run: func(ctx context.Context) error {
 		if err := ping(ctx); err != nil {
-			return fmt.Errorf("the store does not answer: %w", err)
+			return fmt.Errorf("store unreachable: %w", err)
 		}
 		return nil
 	}}
@@ -140,4 +149,22 @@ func APICheck(last func() time.Time, within time.Duration, now func() time.Time)
 // the event bus read; its error otherwise.
 func BusCheck(consuming func(ctx context.Context) error) Check {
 	return Check{Name: "bus", Run: consuming}
+}
+
+// SourcesCheck is the advisory check "sources": it fails naming each source whose scans fail
+// (health, e.g. bridge.Pipeline.SourceHealth), with its error and since when, and leaves the
+// bridge ready (see Check.Advisory). It reads what the scans noted and calls nothing.
+func SourcesCheck(health func() []bridge.SourceHealth) Check {
+	return Check{Name: "sources", Advisory: true, Run: func(context.Context) error {
+		var down []string
+		for _, s := range health() {
+			if !s.Up {
+				down = append(down, fmt.Sprintf("%s: %s (since %s, %d failed scan(s))", s.Source, s.Error, s.Since.UTC().Format(time.RFC3339), s.Failures))
+			}
+		}
+		if len(down) > 0 {
+			return fmt.Errorf("cannot be read: %s", strings.Join(down, "; "))
+		}
+		return nil
+	}}
 }

@@ -21,7 +21,7 @@ func TestStoreCheck(t *testing.T) {
 		t.Errorf("a store that answers: %v, want ready", err)
 	}
 	err := run(server.StoreCheck(func(context.Context) error { return errors.New("database is locked") }))
-	if err == nil || !strings.Contains(err.Error(), "the store does not answer: database is locked") {
+	if err == nil || !strings.Contains(err.Error(), "store unreachable: database is locked") {
 		t.Errorf("a store that fails: %v, want its error", err)
 	}
 }

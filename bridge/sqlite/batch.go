@@ -111,14 +111,14 @@ func recordAll(ctx context.Context, tx *sql.Tx, items []bridge.RecordItem) error
 			// The attempt happened and is kept; the newer claim decides the state.
 			items[i].Err = fmt.Errorf("record delivery %s: claimed again since %v: %w", d.ID, d.LeaseUntil, bridge.ErrConflict)
 		}
-		args = append(args, d.ID, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error)
+		args = append(args, d.ID, d.Endpoint, a.At.UnixNano(), a.Status, a.Latency, a.Response, a.Error)
 		n++
 	}
 	if n == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, latency_ms, response, error)
-		VALUES `+placeholders(n, 6), args...); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, endpoint, at, status, latency_ms, response, error)
+		VALUES `+placeholders(n, 7), args...); err != nil {
 		return fmt.Errorf("record %d attempts: %w", n, err)
 	}
 	return nil

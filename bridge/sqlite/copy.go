@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 	"github.com/google/uuid"
@@ -41,7 +42,7 @@ func (s *Store) RepublishPending(ctx context.Context, tx *sql.Tx) (int, error) {
 		})
 		return n, err
 	}
-	pub, err := bus.NewPublisher(tx, nil)
+	pub, err := bus.NewPublisher(watermillsql.TxFromStdSQL(tx), nil)
 	if err != nil {
 		return 0, fmt.Errorf("republish pending events: %w", err)
 	}

@@ -149,6 +149,9 @@ func deliveryWhere(f bridge.DeliveryFilter) (string, []any) {
 	case f.Status != "":
 		where, args = append(where, "status = ?"), append(args, f.Status)
 	}
+	if f.Missed {
+		where = append(where, "status <> '"+string(bridge.DeliveryDelivered)+"'")
+	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "created_at >= ?"), append(args, f.Since.UnixNano())
 	}
@@ -233,17 +236,23 @@ func (s *Store) Replay(ctx context.Context, ids []string, f bridge.DeliveryFilte
 	return int(n), err
 }
 
-// DisableEndpoint implements bridge.DeliveryStore; the events (endpoint.disabled) go to the outbox in the
-// same transaction. It and EnableEndpoint wait through a busy bridge's writer (patient).
+// DisableEndpoint implements bridge.DeliveryStore: only the transition from enabled writes (an
+// endpoint already disabled keeps its first reason and time), and only it emits the events
+// (endpoint.disabled), in the same transaction. It and EnableEndpoint wait through a busy
+// bridge's writer (patient).
 func (s *Store) DisableEndpoint(ctx context.Context, name, reason string, now time.Time, events ...bridge.Event) error {
 	return patient(ctx, func() error { return s.disableEndpoint(ctx, name, reason, now, events) })
 }
 
 func (s *Store) disableEndpoint(ctx context.Context, name, reason string, now time.Time, events []bridge.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_state (name, disabled_at, reason) VALUES (?,?,?)
-			ON CONFLICT (name) DO UPDATE SET disabled_at = excluded.disabled_at, reason = excluded.reason`, name, now.UnixNano(), reason); err != nil {
-			return err
+		res, err := tx.ExecContext(ctx, `INSERT INTO endpoint_state (name, disabled_at, reason) VALUES (?,?,?)
+			ON CONFLICT (name) DO NOTHING`, name, now.UnixNano(), reason)
+		if err != nil {
+			return fmt.Errorf("disable endpoint %s: %w", name, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // already disabled: no transition, no event
 		}
 		for _, e := range events {
 			if err := s.emit(ctx, tx, e, now); err != nil {

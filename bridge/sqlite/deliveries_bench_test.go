@@ -30,3 +30,7 @@ func openBench(b *testing.B) bridge.Store {
 	}
 	return s
 }
+
+// BenchmarkPurge runs the stores' retention purge benchmark on a new SQLite file:
+// go test ./bridge/sqlite -run '^$' -bench Purge -count 10 > new.txt
+func BenchmarkPurge(b *testing.B) { storetest.BenchmarkPurge(b, openBench) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 	"github.com/google/uuid"
@@ -32,12 +33,12 @@ func (s *Store) emit(ctx context.Context, tx *sql.Tx, e bridge.Event, now time.T
 	if err != nil {
 		return fmt.Errorf("outbox %s: %w", e.Type, err)
 	}
-	payload, _ := json.Marshal(bridge.EventRef{EventID: id, Type: e.Type, JobID: e.JobID, TranscriptionID: e.TranscriptionID})
+	payload, _ := json.Marshal(bridge.EventRef{EventID: id, Type: e.Type, JobID: e.JobID, TranscriptionID: e.TranscriptionID, Endpoint: e.Endpoint})
 	msg := message.NewMessage(uuid.NewString(), payload)
 	if e.JobID != "" {
 		middleware.SetCorrelationID(e.JobID, msg)
 	}
-	pub, err := bus.NewPublisher(tx, nil)
+	pub, err := bus.NewPublisher(watermillsql.TxFromStdSQL(tx), nil)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func (s *Store) Bus(cfg bus.SubscriberConfig, logger watermill.LoggerAdapter) (*
 	s.subs.Lock()
 	s.subs.list = append(s.subs.list, sub)
 	s.subs.Unlock()
-	pub, err := bus.NewPublisher(s.db, logger)
+	pub, err := bus.NewPublisher(watermillsql.BeginnerFromStdSQL(s.db), logger)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -203,7 +203,8 @@ func nanos(t time.Time) int64 {
 }
 
 // AddRecordings implements bridge.JobStore: an INSERT that does nothing on either unique key,
-// (source, item, version) or the recording's dedupe key (migration 0013).
+// (source, item, version) or the recording's dedupe key (migration 0013); a recording a
+// tombstone names (its source item, any version, or its dedupe key) is left out.
 func (s *Store) AddRecordings(ctx context.Context, source string, recs []connectors.Recording, cursor string, now time.Time) ([]bridge.Job, error) {
 	var added []bridge.Job
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -214,6 +215,12 @@ func (s *Store) AddRecordings(ctx context.Context, source string, recs []connect
 			// together at the end of their B-trees instead of on random pages.
 			j := bridge.Job{ID: uuid.Must(uuid.NewV7()).String(), Recording: r, State: bridge.StateDiscovered, CreatedAt: now.UTC(), UpdatedAt: now.UTC(), Revision: 1}
 			rec, _ := json.Marshal(r)
+			if gone, err := tombstoned(ctx, tx, source, r.ItemID, r.DedupeKey); err != nil || gone {
+				if err != nil {
+					return fmt.Errorf("add %s %s: tombstones: %w", source, r.ItemID, err)
+				}
+				continue // forgotten: never stored again
+			}
 			res, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, source, item_id, version, recording, state, created_at, updated_at)
 				VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
 				j.ID, source, r.ItemID, r.Version, string(rec), j.State, now.UnixNano(), now.UnixNano())
@@ -312,6 +319,10 @@ func (s *Store) Jobs(ctx context.Context, f bridge.JobFilter) ([]bridge.Job, err
 	}
 	if !f.DueBefore.IsZero() {
 		where, args = append(where, "next_at <= ?"), append(args, f.DueBefore.UnixNano())
+	}
+	if f.Query != "" {
+		cond, qargs := jobQuery(f.Query)
+		where, args = append(where, cond), append(args, qargs...)
 	}
 	q := `SELECT ` + jobCols + ` FROM jobs`
 	if len(where) > 0 {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,10 +48,17 @@ func oldRunnerFile(t *testing.T, path string, upTo int, withBus bool) {
 		}
 	}
 	files, err := filepath.Glob("migrations/*.sql")
-	if err != nil || len(files) < upTo {
+	if err != nil || len(files) == 0 {
 		t.Fatalf("migrations: %v (%v)", files, err)
 	}
-	for i, f := range files[:upTo] {
+	for _, f := range files { // numbered in ranges: there may be gaps
+		v, err := strconv.Atoi(strings.SplitN(filepath.Base(f), "_", 2)[0])
+		if err != nil {
+			t.Fatalf("migration %s: %v", f, err)
+		}
+		if v > upTo {
+			break
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +70,7 @@ func oldRunnerFile(t *testing.T, path string, upTo int, withBus bool) {
 		if _, err := tx.Exec(up); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if _, err := tx.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, i+1, appliedAt(i+1).UnixNano()); err != nil {
+		if _, err := tx.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, appliedAt(v).UnixNano()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -117,6 +117,11 @@ func populate(t *testing.T, s bridge.Store) {
 	must(t, s.Audit(ctx, bridge.AuditEntry{At: at, Who: "admin session 1a2b3c4d", Action: "replay", Targets: []string{"d-1", "d-é"}, Detail: "2 deliveries"}))
 	must(t, s.Audit(ctx, bridge.AuditEntry{At: at.Add(time.Second), Who: "admin from 127.0.0.1", Action: "release", Targets: []string{jobs[4].ID},
 		Error: "job is done, not held"}))
+	_, err = s.AlertEndpoint(ctx, bridge.EndpointAlert{Name: "crm", Since: at.Add(-time.Hour), AlertedAt: at, Error: "answered 503"})
+	must(t, err)
+	_, err = s.Forget(ctx, bridge.Tombstone{JobID: "j-forgotten", Source: "inbox", ItemID: "gone-é.wav", DedupeKey: "gdrive:x@1",
+		ExternalID: "crm-9", TranscriptionID: "tr-9", Reason: "forgotten: bridge forget --job j-forgotten by cli", CreatedAt: at})
+	must(t, err)
 }
 
 // deliver fans out all but the last two pending events to two endpoints, claims crm's due
@@ -199,6 +204,10 @@ func state(t *testing.T, s bridge.Store) string {
 	deliveryState(t, s, out)
 	exportState(t, s, out)
 	out["audit"], err = s.AuditLog(ctx, 0)
+	must(t, err)
+	out["tombstones"], err = s.Tombstones(ctx)
+	must(t, err)
+	out["failing"], err = s.FailingEndpoints(ctx)
 	must(t, err)
 	b, err := json.MarshalIndent(out, "", " ")
 	must(t, err)

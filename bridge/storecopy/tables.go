@@ -84,7 +84,7 @@ var Tables = []Table{
 		cols(textCol, "status"), cols(intCol, "attempts", "next_attempt_at", "lease_until", "last_status"), cols(textCol, "last_error"),
 		cols(intCol, "created_at", "updated_at"))},
 	{name: "delivery_attempts", key: []string{"seq"}, identity: "seq", cols: concat(cols(intCol, "seq"),
-		cols(textCol, "delivery_id"), cols(intCol, "at", "status"), cols(realCol, "latency_ms"), cols(textCol, "response", "error"))},
+		cols(textCol, "delivery_id"), cols(intCol, "at", "status"), cols(realCol, "latency_ms"), cols(textCol, "response", "error", "endpoint"))},
 	{name: "endpoint_state", key: []string{"name"}, cols: concat(cols(textCol, "name"), cols(intCol, "disabled_at"), cols(textCol, "reason"))},
 	{name: "export_runs", key: []string{"export", "tick"}, cols: concat(cols(textCol, "export"),
 		cols(intCol, "tick"), cols(textCol, "status"), cols(intCol, "lease_until", "window_from", "window_to"), cols(textCol, "location"),
@@ -94,6 +94,10 @@ var Tables = []Table{
 		cols: concat(cols(textCol, "export", "transcription_id"), cols(intCol, "tick"))},
 	{name: "audit_log", key: []string{"id"}, identity: "id", cols: concat(cols(intCol, "id", "at"),
 		cols(textCol, "who", "action", "targets", "detail", "error"))},
+	{name: "endpoint_alerts", key: []string{"name"}, cols: concat(cols(textCol, "name"), cols(intCol, "since", "alerted_at"),
+		cols(textCol, "error"))},
+	{name: "tombstones", key: []string{"job_id"}, cols: concat(cols(textCol, "job_id", "source", "item_id", "dedupe_key", "external_id",
+		"transcription_id", "reason"), cols(intCol, "created_at"))},
 }
 
 // notCopied are the tables whose rows make a destination non-empty although the copy does not

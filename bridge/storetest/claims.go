@@ -261,13 +261,17 @@ var disableEndpointCases = []testCase{
 			t.Errorf("PendingEvents() after DisableEndpoint = %+v, want its event at %v", evs, t0)
 		}
 	}},
-	{"twice keeps the latest reason", func(t *testing.T, d *db) {
-		d.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0)
-		if err := d.DisableEndpoint(ctx, "crm", "disabled by hand", t0.Add(time.Minute)); err != nil {
+	{"twice keeps the first reason and emits once", func(t *testing.T, d *db) {
+		ev := bridge.Event{Type: "endpoint.disabled", Endpoint: "crm", Data: []byte(`{"endpoint":"crm"}`)}
+		d.DisableEndpoint(ctx, "crm", "answered 410 Gone", t0, ev)
+		if err := d.DisableEndpoint(ctx, "crm", "disabled by hand", t0.Add(time.Minute), ev); err != nil {
 			t.Fatalf("DisableEndpoint(crm) again = %v", err)
 		}
-		if got, err := d.DisabledEndpoints(ctx); err != nil || len(got) != 1 || got["crm"] != "disabled by hand" {
-			t.Errorf("DisabledEndpoints() = %v, %v; want crm: disabled by hand", got, err)
+		if got, err := d.DisabledEndpoints(ctx); err != nil || len(got) != 1 || got["crm"] != "answered 410 Gone" {
+			t.Errorf("DisabledEndpoints() = %v, %v; want crm: answered 410 Gone", got, err)
+		}
+		if evs := d.pending(t); len(evs) != 1 {
+			t.Errorf("PendingEvents() after DisableEndpoint twice = %d events, want 1", len(evs))
 		}
 	}},
 	{"seen by another handle", func(t *testing.T, d *db) {

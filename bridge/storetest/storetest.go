@@ -78,6 +78,7 @@ var methods = []struct {
 	{"Update", updateCases},
 	{"Job", jobCases},
 	{"Jobs", jobsCases},
+	{"Jobs/Query", jobQueryCases},
 	{"History", historyCases},
 	{"Counts", countsCases},
 	{"PendingEvents", pendingEventsCases},
@@ -98,9 +99,14 @@ var methods = []struct {
 	{"Deliveries", deliveriesCases},
 	{"Delivery", deliveryCases},
 	{"Replay", replayCases},
+	{"Replay/Missed", replayMissedCases},
 	{"DisableEndpoint", disableEndpointCases},
+	{"DisableEndpoint/Transition", disableTransitionCases},
 	{"EnableEndpoint", enableEndpointCases},
 	{"DisabledEndpoints", disabledEndpointsCases},
+	{"EndpointAttempts", endpointAttemptsCases},
+	{"AlertEndpoint", alertEndpointCases},
+	{"EndpointRecovered", endpointRecoveredCases},
 	{"ClaimRun", claimRunCases},
 	{"RenewRun", renewRunCases},
 	{"FinishRun", finishRunCases},
@@ -110,6 +116,9 @@ var methods = []struct {
 	{"LastTick", lastTickCases},
 	{"SourceOf", sourceOfCases},
 	{"Audit", auditCases},
+	{"Forget", forgetCases},
+	{"Tombstoned", tombstonedCases},
+	{"Purge", purgeCases},
 }
 
 // db is one subtest's database: its first handle (embedded) and how to open more.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -19,11 +20,11 @@ import (
 )
 
 // apiReadCmds are the subcommands that print one answer: get, prompts, projects, workspace,
-// members. They print JSON unless -o says otherwise: the record as the service returns it, and
-// lists as {"items": [...]}.
+// members. They print JSON unless -o says otherwise: the service's answer unchanged (a list
+// keeps its total: {"items": [...], "total": N}; prompts are {"prompts": [...]}).
 func apiReadCmds(f *apiFlags) []*cobra.Command {
 	return []*cobra.Command{
-		apiReadCmd(f, "get ID", "Print the full record of a transcription", exactArgs(1, "ID"),
+		apiReadCmd(f, "get ID", "Print the full record of a transcription", exactArgs(1, "ID"), "get transcription", func(a []string) string { return "/transcriptions/" + url.PathEscape(a[0]) },
 			func(ctx context.Context, c *api.Client, a []string) (any, func(io.Writer), error) {
 				t, err := c.Get(ctx, a[0])
 				if err != nil {
@@ -31,7 +32,7 @@ func apiReadCmds(f *apiFlags) []*cobra.Command {
 				}
 				return t, func(w io.Writer) { transcriptionTable(w, t) }, nil
 			}),
-		apiReadCmd(f, "prompts", "List the report templates visible to the key", cobra.NoArgs,
+		apiReadCmd(f, "prompts", "List the report templates visible to the key", cobra.NoArgs, "list prompts", fixedPath("/prompts"),
 			func(ctx context.Context, c *api.Client, _ []string) (any, func(io.Writer), error) {
 				ps, err := c.Prompts(ctx)
 				return listOf(ps), func(w io.Writer) {
@@ -41,7 +42,7 @@ func apiReadCmds(f *apiFlags) []*cobra.Command {
 					}
 				}, err
 			}),
-		apiReadCmd(f, "projects", "List the projects visible to the key's creator", cobra.NoArgs,
+		apiReadCmd(f, "projects", "List the projects visible to the key's creator", cobra.NoArgs, "list projects", fixedPath("/projects"),
 			func(ctx context.Context, c *api.Client, _ []string) (any, func(io.Writer), error) {
 				ps, err := c.Projects(ctx)
 				return listOf(ps), func(w io.Writer) {
@@ -51,7 +52,7 @@ func apiReadCmds(f *apiFlags) []*cobra.Command {
 					}
 				}, err
 			}),
-		apiReadCmd(f, "workspace", "Print the balance, limits and the key's rights", cobra.NoArgs,
+		apiReadCmd(f, "workspace", "Print the balance, limits and the key's rights", cobra.NoArgs, "get workspace", fixedPath("/workspace"),
 			func(ctx context.Context, c *api.Client, _ []string) (any, func(io.Writer), error) {
 				ws, err := c.Workspace(ctx)
 				if err != nil {
@@ -71,7 +72,7 @@ func apiReadCmds(f *apiFlags) []*cobra.Command {
 						"key_expires_at", expires)
 				}, nil
 			}),
-		apiReadCmd(f, "members", "List the active members and their identities", cobra.NoArgs,
+		apiReadCmd(f, "members", "List the active members and their identities", cobra.NoArgs, "list members", fixedPath("/workspace/members"),
 			func(ctx context.Context, c *api.Client, _ []string) (any, func(io.Writer), error) {
 				ms, err := c.Members(ctx)
 				return listOf(ms), func(w io.Writer) {
@@ -89,14 +90,23 @@ func apiReadCmds(f *apiFlags) []*cobra.Command {
 }
 
 // apiReadCmd is a bridge api command that fetches one answer and prints it: JSON by default
-// (the api commands' contract), or -o yaml or table (the table that fetch returns).
-func apiReadCmd(f *apiFlags, use, short string, args cobra.PositionalArgs,
+// (the api commands' contract), or -o yaml or table (the table that fetch returns). JSON and
+// YAML are the service's answer unchanged, every field kept (a GET of path(args), named op in
+// errors); fetch decodes it for the table.
+func apiReadCmd(f *apiFlags, use, short string, args cobra.PositionalArgs, op string, path func(args []string) string,
 	fetch func(ctx context.Context, c *api.Client, args []string) (any, func(io.Writer), error)) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{Use: use, Short: short, Args: args, RunE: func(cmd *cobra.Command, args []string) error {
 		c, err := f.client()
 		if err != nil {
 			return err
+		}
+		if format != formatTable {
+			raw, err := c.GetJSON(cmd.Context(), op, path(args))
+			if err != nil {
+				return apiFailure(err)
+			}
+			return printOutput(cmd.OutOrStdout(), format, raw, nil)
 		}
 		v, table, err := fetch(cmd.Context(), c, args)
 		if err != nil {
@@ -107,6 +117,9 @@ func apiReadCmd(f *apiFlags, use, short string, args cobra.PositionalArgs,
 	addOutputFlag(cmd, &format, formatJSON)
 	return cmd
 }
+
+// fixedPath is the path of a read that takes no arguments.
+func fixedPath(p string) func([]string) string { return func([]string) string { return p } }
 
 // transcriptionTable prints a transcription one field a line, without its text and segments
 // (-o json has them).
@@ -156,6 +169,29 @@ var (
 	listSorts    = []string{"created_at", "-created_at", "duration", "-duration"}
 )
 
+// printListPage prints one page of api list on out: the service's page unchanged (json,
+// yaml), or its table.
+func printListPage(ctx context.Context, out io.Writer, c *api.Client, p api.ListParams, format string) error {
+	if format != formatTable {
+		raw, err := c.ListJSON(ctx, p)
+		if err != nil {
+			return apiFailure(err)
+		}
+		return printOutput(out, format, raw, nil)
+	}
+	page, err := c.List(ctx, p)
+	if err != nil {
+		return apiFailure(err)
+	}
+	return printOutput(out, format, page, func(w io.Writer) {
+		listItemHeader(w)
+		for i := range page.Items {
+			listItemRow(w, &page.Items[i])
+		}
+		fmt.Fprintf(w, "%d of %d (offset %d)\n", len(page.Items), page.Total, page.Offset)
+	})
+}
+
 func newAPIListCmd(f *apiFlags) *cobra.Command {
 	var p api.ListParams
 	var metadata, from, to, format string
@@ -204,17 +240,7 @@ one YAML document each (yaml), or one table.`,
 			}
 			out := cmd.OutOrStdout()
 			if !all {
-				page, err := c.List(cmd.Context(), p)
-				if err != nil {
-					return apiFailure(err)
-				}
-				return printOutput(out, format, page, func(w io.Writer) {
-					listItemHeader(w)
-					for i := range page.Items {
-						listItemRow(w, &page.Items[i])
-					}
-					fmt.Fprintf(w, "%d of %d (offset %d)\n", len(page.Items), page.Total, page.Offset)
-				})
+				return printListPage(cmd.Context(), out, c, p, format)
 			}
 			return streamList(out, format, c.All(cmd.Context(), p))
 		},
@@ -361,7 +387,7 @@ func save(cmd *cobra.Command, d *api.Download, path string) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d bytes, %s)\n", path, n, d.Filename)
+	notice(cmd.ErrOrStderr(), fmt.Sprintf("wrote %s (%d bytes, %s)", path, n, d.Filename), "path", path, "bytes", n)
 	return nil
 }
 

@@ -93,7 +93,7 @@ func apiWriteCmds(f *apiFlags) []*cobra.Command {
 			if !clear {
 				author = args[1]
 			}
-			return c.Assign(ctx, args[0], author)
+			return c.AssignJSON(ctx, args[0], author) // the record as the service sent it
 		}),
 	}
 	assign.Flags().BoolVar(&clear, "clear", false, "return ownership to the key's creator")

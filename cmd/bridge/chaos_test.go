@@ -44,6 +44,10 @@ type chaosReceiver struct {
 	// transcription.completed was accepted.
 	ids       map[string]map[string]bool
 	completed map[string]bool
+	// slowest is the longest wait from a transcription's completion to the first acceptance of
+	// its transcription.completed (of slowestJob).
+	slowest    time.Duration
+	slowestJob string
 }
 
 func (rx *chaosReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -79,6 +83,7 @@ func (rx *chaosReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rx.ids[key][r.Header.Get(webhook.HeaderID)] = true
 	if m.Type == "transcription.completed" {
+		rx.noteCompleted(m.Data.JobID, body)
 		rx.completed[m.Data.JobID] = true
 	}
 }

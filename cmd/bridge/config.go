@@ -119,6 +119,8 @@ type Config struct {
 	} `koanf:"server"`
 	// Relay sends the events to the webhooks.
 	Relay RelayConfig `koanf:"relay"`
+	// Retention is how long the bridge keeps what it stores (docs/privacy.md).
+	Retention RetentionConfig `koanf:"retention"`
 
 	// origins remembers which file position, variable or flag set each key (for errors found
 	// after loading); nil for a Config not made by loadConfig.
@@ -279,6 +281,7 @@ func (c *Config) setDefaults() {
 		c.Replica.Lease = bridge.DefaultLease
 	}
 	c.Relay.setDefaults()
+	c.Retention.setDefaults()
 	if c.Sandbox.DB == "" {
 		c.Sandbox.DB = "./data/sandbox.db"
 	}
@@ -312,7 +315,7 @@ func (c *Config) Validate() error {
 	if _, err := c.trustedProxies(); err != nil {
 		return err
 	}
-	for _, v := range []interface{ Validate() error }{&c.API, &c.Relay, &c.Bus} {
+	for _, v := range []interface{ Validate() error }{&c.API, &c.Relay, &c.Bus, &c.Retention} {
 		if err := v.Validate(); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -123,6 +124,9 @@ func newDeliveriesShowCmd(cf *configFlags) *cobra.Command {
 			}
 			defer store.Close()
 			d, attempts, err := store.Delivery(cmd.Context(), args[0])
+			if errors.Is(err, bridge.ErrDeliveryNotFound) {
+				return unknownID("delivery", args[0])
+			}
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
@@ -139,12 +143,12 @@ func newDeliveriesShowCmd(cf *configFlags) *cobra.Command {
 // range, sent again (relay.Replay).
 func newDeliveriesReplayCmd(cf *configFlags) *cobra.Command {
 	var rEndpoint, since, until string
-	var dead bool
+	var dead, missed bool
 	replay := &cobra.Command{
-		Use:   "replay [ID...] [--endpoint E --since T --until T --dead]",
+		Use:   "replay [ID...] [--endpoint E --since T --until T --dead --missed]",
 		Short: "Send deliveries again (same webhook-id): by id, or by endpoint and time range",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f := bridge.DeliveryFilter{Endpoint: rEndpoint}
+			f := bridge.DeliveryFilter{Endpoint: rEndpoint, Missed: missed}
 			if dead {
 				f.Status = bridge.DeliveryDead
 			}
@@ -164,11 +168,20 @@ func newDeliveriesReplayCmd(cf *configFlags) *cobra.Command {
 			if relay.CheckReplay(args, f) != nil {
 				return usageError("name deliveries: IDs, or --endpoint/--since/--until/--dead")
 			}
-			store, _, err := openStore(cmd, cf)
+			store, cfg, err := openStore(cmd, cf)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			if err := checkDeliveriesKnown(cmd.Context(), store, args); err != nil {
+				return err
+			}
+			if err := checkKnown("--endpoint", rEndpoint, webhookNames(cfg), func() (bool, error) {
+				some, err := store.Deliveries(cmd.Context(), bridge.DeliveryFilter{Endpoint: rEndpoint, Limit: 1})
+				return len(some) > 0, err
+			}); err != nil {
+				return err
+			}
 			n, err := relay.Replay(cmd.Context(), store, args, f, time.Now())
 			if err != nil {
 				return err
@@ -186,6 +199,7 @@ func newDeliveriesReplayCmd(cf *configFlags) *cobra.Command {
 	replay.Flags().StringVar(&since, "since", "", "created at or after (RFC 3339)")
 	replay.Flags().StringVar(&until, "until", "", "created before (RFC 3339)")
 	replay.Flags().BoolVar(&dead, "dead", false, "only dead letters")
+	replay.Flags().BoolVar(&missed, "missed", false, "only what the endpoint has not received (pending and dead), not what it got: after an outage")
 	return replay
 }
 
@@ -311,11 +325,14 @@ func newEndpointsEnableCmd() *cobra.Command {
 		Short: "Turn on an endpoint disabled after answering 410; its pending deliveries resume",
 		Args:  exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, _, err := openStore(cmd, &cf)
+			store, cfg, err := openStore(cmd, &cf)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			if err := checkEndpointKnown(cmd.Context(), cfg, store, args[0]); err != nil {
+				return err
+			}
 			if err := store.EnableEndpoint(cmd.Context(), args[0]); err != nil {
 				return err
 			}

@@ -114,11 +114,11 @@ func doctorWebhooks(ctx context.Context, cfg *Config, storeCurrent bool, r *doct
 		res, id, err := pingEndpoint(ctx, e)
 		switch {
 		case err != nil:
-			r.fail(name, strings.TrimPrefix(err.Error(), "webhook "+e.Name+": "), "check the URL, DNS and the firewall; a loopback or private address needs allow_private: true")
+			r.fail(name, strings.TrimPrefix(err.Error(), "webhook "+e.Name+": "), unreachableFix(e))
 		case res.OK():
 			r.ok(name, fmt.Sprintf("%s answered %d in %d ms to a signed ping (%s)", relay.RedactURL(e.URL), res.Status, res.Latency.Milliseconds(), id))
 		default:
-			r.fail(name, fmt.Sprintf("%s answered %d to a signed ping (%s)%s", relay.RedactURL(e.URL), res.Status, id, answerExcerpt(res.Body)), webhookFix(res.Status))
+			r.fail(name, fmt.Sprintf("the receiver at %s answered %d %s to a signed ping (%s)", relay.RedactURL(e.URL), res.Status, answerExcerpt(res.Body), id), webhookFix(res.Status))
 		}
 	}
 }
@@ -155,17 +155,27 @@ func pingEndpoint(ctx context.Context, e *relay.Endpoint) (relay.Result, string,
 	return res, id, err
 }
 
-// answerExcerpt is the start of a receiver's answer, for the report: ": text" on one line, or
-// nothing.
+// answerExcerpt is the start of a receiver's answer, quoted as the receiver's words (a body
+// "ok" after a 500 is what the receiver said, not the doctor's verdict): `with body "text"`
+// on one line, or "with an empty body".
 func answerExcerpt(body string) string {
 	body = strings.Join(strings.Fields(body), " ")
 	if body == "" {
-		return ""
+		return "with an empty body"
 	}
 	if len(body) > 120 {
 		body = body[:120] + "…"
 	}
-	return ": " + body
+	return fmt.Sprintf("with body %q", body)
+}
+
+// unreachableFix says what to do about an endpoint that could not be reached: allow_private is
+// suggested only when it is not set already.
+func unreachableFix(e *relay.Endpoint) string {
+	if e.AllowPrivate {
+		return "check the URL, DNS and the firewall, and that the receiver runs (allow_private is already true)"
+	}
+	return "check the URL, DNS and the firewall; a loopback or private address needs allow_private: true"
 }
 
 // webhookFix says what to do about an endpoint that answered a ping with status.

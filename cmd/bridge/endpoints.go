@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/relay"
 )
 
@@ -63,13 +64,13 @@ func newEndpointsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			disabled, err := store.DisabledEndpoints(cmd.Context())
+			health, err := bridge.EndpointsHealth(cmd.Context(), store)
 			if err != nil {
 				return err
 			}
 			views := make([]endpointView, 0, len(eps))
 			for _, e := range eps {
-				views = append(views, newEndpointView(e, disabled))
+				views = append(views, newEndpointView(e, health))
 			}
 			return printOutput(cmd.OutOrStdout(), format, listOf(views), func(w io.Writer) {
 				fmt.Fprintln(w, "NAME\tURL\tEVENTS\tPAYLOAD\tALLOW_PRIVATE\tSTATE")
@@ -78,11 +79,7 @@ func newEndpointsCmd() *cobra.Command {
 					if !e.AllEvents {
 						events = strings.Join(e.Events, ",")
 					}
-					state := e.State
-					if e.DisabledReason != "" {
-						state += ": " + e.DisabledReason
-					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%v\t%s\n", e.Name, e.URL, events, e.Payload, e.AllowPrivate, state)
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%v\t%s\n", e.Name, e.URL, events, e.Payload, e.AllowPrivate, e.label)
 				}
 			})
 		},
@@ -117,16 +114,29 @@ type endpointView struct {
 	Filtered bool `json:"filtered"`
 	// Transformed is true when a jq transform shapes the body's data.
 	Transformed bool `json:"transformed"`
-	// State is enabled, or disabled (after a 410 Gone, until endpoints enable).
+	// State is enabled, failing (on, with dead letters or retries) or disabled (after a 410
+	// Gone or paused, until endpoints enable): bridge.EndpointHealth's State.
 	State string `json:"state"`
 	// DisabledReason says why a disabled endpoint is off.
 	DisabledReason string `json:"disabled_reason,omitempty"`
+	// Dead and Retrying count its dead letters and its deliveries retried after a failure.
+	Dead     int `json:"dead"`
+	Retrying int `json:"retrying"`
+	// label is the state as the table and the status page write it ("disabled: answered 410
+	// Gone").
+	label string
 }
 
-// newEndpointView is e as printed; disabled maps the names of disabled endpoints to why.
-func newEndpointView(e *relay.Endpoint, disabled map[string]string) endpointView {
+// newEndpointView is e as printed; health is bridge.EndpointsHealth's (e missing from it is
+// enabled with nothing failing).
+func newEndpointView(e *relay.Endpoint, health map[string]*bridge.EndpointHealth) endpointView {
+	var h bridge.EndpointHealth
+	if health[e.Name] != nil {
+		h = *health[e.Name]
+	}
 	v := endpointView{Name: e.Name, URL: relay.RedactURL(e.URL), Events: e.Events, Payload: e.Payload, AllowPrivate: e.AllowPrivate,
-		TimeoutSeconds: e.Timeout.Seconds(), Filtered: e.Filter != "", Transformed: e.Transform != "", State: "enabled"}
+		TimeoutSeconds: e.Timeout.Seconds(), Filtered: e.Filter != "", Transformed: e.Transform != "", State: h.State(),
+		DisabledReason: h.Disabled, Dead: h.Dead, Retrying: h.Retrying, label: h.Label()}
 	if len(v.Events) == 0 {
 		v.Events, v.AllEvents = slices.Clone(relay.EventTypes), true
 	}
@@ -134,9 +144,6 @@ func newEndpointView(e *relay.Endpoint, disabled map[string]string) endpointView
 		v.HeaderNames = append(v.HeaderNames, h)
 	}
 	slices.Sort(v.HeaderNames)
-	if reason, off := disabled[e.Name]; off {
-		v.State, v.DisabledReason = "disabled", reason
-	}
 	return v
 }
 

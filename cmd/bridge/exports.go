@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -20,7 +21,7 @@ func exportByName(cfg *Config, name string) (*export.Config, error) {
 		}
 		names = append(names, cfg.Exports[i].Name)
 	}
-	return nil, usageError("no export named %q (configured: %v)", name, names)
+	return nil, unknownName("export", name, names)
 }
 
 func parseWhen(flag, v string) (time.Time, error) {
@@ -73,10 +74,11 @@ func newExportRunCmd(cf *configFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, err := configuredClient(cfg)
+			client, stop, err := configuredClient(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
+			defer stop()
 			store, err := openStoreAt(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -84,6 +86,12 @@ func newExportRunCmd(cf *configFlags) *cobra.Command {
 			defer store.Close()
 			ex := &export.Exporter{Store: store, API: client, Log: newLogger(cmd.ErrOrStderr()), Lease: cfg.Replica.Lease, Replica: cfg.Replica.Name}
 			ex.Progress = progressBar(cmd.OutOrStdout(), c.Name)
+			gone := &bridge.Pipeline{Store: store, Log: ex.Log}
+			ex.Gone = func(ctx context.Context, id string) { // a download's 404 ends the job deleted
+				if _, err := gone.GoneUpstream(ctx, id, "an export's download"); err != nil && ctx.Err() == nil {
+					ex.Log.Warn("export: transcription deleted upstream", "transcription", id, "error", err)
+				}
+			}
 			tick := time.Now().UTC() // a manual run is its own tick
 			if to.IsZero() {
 				to = time.Now().UTC()

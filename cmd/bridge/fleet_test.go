@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/transcript-bridge/bridge/bridge/postgres"
 	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
 
@@ -159,7 +161,7 @@ func (f *fleet) tails() string {
 }
 
 // logWatch are the log lines the fleet counts, by what they contain.
-var logWatch = []string{"level=ERROR", "level=WARN", "export catch-up", "empty window", "lease lost"}
+var logWatch = []string{"level=ERROR", "level=WARN", "export catch-up", "empty window", "lease lost", "store unreachable"}
 
 // logCounts sums, over every process the fleet started, the lines containing each of logWatch.
 func (f *fleet) logCounts() map[string]int {
@@ -179,12 +181,31 @@ func (f *fleet) logCounts() map[string]int {
 // logTail is an io.Writer keeping the last max lines written to it, and counting those that
 // contain each of watch.
 type logTail struct {
-	mu      sync.Mutex
-	max     int
-	watch   []string
-	seen    map[string]int
-	partial []byte
-	lines   []string
+	mu        sync.Mutex
+	max       int
+	watch     []string
+	seen      map[string]int
+	partial   []byte
+	lines     []string
+	addr      string   // where the process's server listens, once it said so
+	outages   []string // its "store reachable again" lines
+	storeErrs int      // lines naming an unreachable store's error, other than its WARN
+}
+
+// listening is the line of a process whose server listens, with the address.
+var listening = regexp.MustCompile(`msg="server listening" addr=(\S+)`)
+
+// addrs returns, per replica, where its current process's server listens ("" until it said so).
+func (f *fleet) addrs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]string, len(f.procs))
+	for i, p := range f.procs {
+		p.log.mu.Lock()
+		out[i] = p.log.addr
+		p.log.mu.Unlock()
+	}
+	return out
 }
 
 func (l *logTail) Write(p []byte) (int, error) {
@@ -197,6 +218,14 @@ func (l *logTail) Write(p []byte) (int, error) {
 			break
 		}
 		line := string(l.partial[:i])
+		if m := listening.FindStringSubmatch(line); m != nil {
+			l.addr = m[1]
+		}
+		if strings.Contains(line, `msg="store reachable again"`) {
+			l.outages = append(l.outages, line)
+		} else if !strings.Contains(line, `msg="store unreachable;`) && postgres.UnreachableText(line) {
+			l.storeErrs++
+		}
 		for _, w := range l.watch {
 			if strings.Contains(line, w) {
 				if l.seen == nil {

@@ -15,21 +15,11 @@ import (
 	"github.com/transcript-bridge/bridge/mapping"
 )
 
-// configuredClient builds the API client from the configuration (api.base_url and the key);
-// the in-process sandbox has nothing to bind, so a base URL is required.
-func configuredClient(cfg *Config) (*api.Client, error) {
-	if cfg.API.BaseURL == "" {
-		return nil, usageError("api.base_url: required here (the in-process sandbox only lives while bridge run does)")
-	}
-	key, err := readAPIKey(cfg.API.Key, cfg.API.KeyFile, "api.key_file")
-	if err != nil {
-		return nil, err
-	}
-	c, err := api.New(cfg.API.clientConfig(cfg.API.BaseURL, key))
-	if err != nil {
-		return nil, usageError("api: %v", err)
-	}
-	return c, nil
+// configuredClient builds the API client from the configuration (api.base_url and the key),
+// as bridge run does: without api.base_url, to an in-process sandbox on the state bridge run
+// keeps (sandbox.db), which stop shuts down, its warning logged on w.
+func configuredClient(ctx context.Context, cfg *Config, w io.Writer) (client *api.Client, stop func(), err error) {
+	return connectAPI(ctx, cfg, newLogger(w))
 }
 
 // identityPlan plans the bindings of source name's external users with client
@@ -46,19 +36,24 @@ func identityPlan(ctx context.Context, cfg *Config, name string, prune bool, cli
 	return bridge.PlanIdentities(ctx, store, name, src, m, client, prune)
 }
 
-// planFromConfig opens what identityPlan needs from the configuration.
-func planFromConfig(ctx context.Context, cfg *Config, name string, prune bool) (*api.Client, []mapping.Action, error) {
-	client, err := configuredClient(cfg)
+// planFromConfig opens what identityPlan needs from the configuration (logging on w); stop
+// shuts down the in-process sandbox, if one was started.
+func planFromConfig(ctx context.Context, cfg *Config, name string, prune bool, w io.Writer) (*api.Client, func(), []mapping.Action, error) {
+	if _, _, err := sourceByName(cfg, name); err != nil { // before anything is opened or created
+		return nil, nil, nil, err
+	}
+	client, stop, err := configuredClient(ctx, cfg, w)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	store, err := openStoreAt(ctx, cfg)
 	if err != nil {
-		return nil, nil, err
+		stop()
+		return nil, nil, nil, err
 	}
 	defer store.Close()
 	plan, err := identityPlan(ctx, cfg, name, prune, client, store)
-	return client, plan, err
+	return client, stop, plan, err
 }
 
 // noteMappingChange records in store that bindings may have changed, and says so on w: a
@@ -69,7 +64,7 @@ func noteMappingChange(cmd *cobra.Command, w io.Writer, store bridge.Store, reas
 	if err != nil {
 		return fmt.Errorf("bindings changed, but a running bridge could not be told (it maps held jobs again within minutes): %w", err)
 	}
-	fmt.Fprintf(w, "mapping change %d noted: a running bridge maps its held jobs again within seconds\n", ch.Generation)
+	notice(w, fmt.Sprintf("mapping change %d noted: a running bridge maps its held jobs again within seconds", ch.Generation), "generation", ch.Generation)
 	return nil
 }
 
@@ -133,10 +128,11 @@ func newIdentitiesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, p, err := planFromConfig(cmd.Context(), cfg, source, prune)
+			_, stop, p, err := planFromConfig(cmd.Context(), cfg, source, prune, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
+			stop()
 			views := identityViews(p, func(int) string { return "" })
 			return printOutput(cmd.OutOrStdout(), planFormat, listOf(views), identityTable(views))
 		},
@@ -150,28 +146,7 @@ func newIdentitiesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, p, err := planFromConfig(cmd.Context(), cfg, source, prune)
-			if err != nil {
-				return err
-			}
-			res, err := mapping.Apply(cmd.Context(), client, p)
-			outcomes := map[string]string{}
-			for _, r := range res {
-				outcomes[r.Identity.ExternalID+"\x00"+r.Kind] = r.Outcome
-			}
-			views := identityViews(p, func(i int) string { return outcomes[p[i].Identity.ExternalID+"\x00"+p[i].Kind] })
-			if perr := printOutput(cmd.OutOrStdout(), formatTable, nil, identityTable(views)); perr != nil {
-				return errors.Join(err, perr)
-			}
-			// Even when nothing was created here: a binding made in the application is news too.
-			counts := mapping.Outcomes(res)
-			reason := fmt.Sprintf("identities apply --source %s: %d created, %d removed", source, counts["created"], counts["removed"])
-			store, serr := openStoreAt(cmd.Context(), cfg)
-			if serr != nil {
-				return errors.Join(err, serr)
-			}
-			defer store.Close()
-			return errors.Join(err, noteMappingChange(cmd, cmd.OutOrStdout(), store, reason))
+			return applyIdentities(cmd, cfg, source, prune)
 		},
 	}
 	var doIt bool
@@ -238,10 +213,11 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool, fo
 	if len(sc.Mapping.Rules) == 0 {
 		return usageError("source %s: reassign needs mapping.rules", name)
 	}
-	client, err := configuredClient(cfg)
+	client, stop, err := configuredClient(ctx, cfg, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
+	defer stop()
 	m, err := newMapper(*sc, "reassign", &mapping.Members{Dir: client})
 	if err != nil {
 		return usageError("source %s: %v", name, err)
@@ -293,4 +269,32 @@ func reassignAuthors(cmd *cobra.Command, cfg *Config, name string, doIt bool, fo
 		return errors.Join(fmt.Errorf("%d reassignment(s) failed", failed), noted)
 	}
 	return noted
+}
+
+// applyIdentities is identities apply: the plan of source's bindings performed, printed with
+// each outcome, and the change noted in the store for a running bridge.
+func applyIdentities(cmd *cobra.Command, cfg *Config, source string, prune bool) error {
+	client, stop, p, err := planFromConfig(cmd.Context(), cfg, source, prune, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer stop()
+	res, err := mapping.Apply(cmd.Context(), client, p)
+	outcomes := map[string]string{}
+	for _, r := range res {
+		outcomes[r.Identity.ExternalID+"\x00"+r.Kind] = r.Outcome
+	}
+	views := identityViews(p, func(i int) string { return outcomes[p[i].Identity.ExternalID+"\x00"+p[i].Kind] })
+	if perr := printOutput(cmd.OutOrStdout(), formatTable, nil, identityTable(views)); perr != nil {
+		return errors.Join(err, perr)
+	}
+	// Even when nothing was created here: a binding made in the application is news too.
+	counts := mapping.Outcomes(res)
+	reason := fmt.Sprintf("identities apply --source %s: %d created, %d removed", source, counts["created"], counts["removed"])
+	store, serr := openStoreAt(cmd.Context(), cfg)
+	if serr != nil {
+		return errors.Join(err, serr)
+	}
+	defer store.Close()
+	return errors.Join(err, noteMappingChange(cmd, cmd.OutOrStdout(), store, reason))
 }

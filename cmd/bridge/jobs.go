@@ -137,7 +137,10 @@ func newJobsReleaseCmd(cf *configFlags) *cobra.Command {
 			}
 			defer store.Close()
 			j, err := bridge.Release(cmd.Context(), store, args[0], author, time.Now().UTC())
-			if errors.Is(err, bridge.ErrNotFound) || errors.Is(err, bridge.ErrNotHeld) || errors.Is(err, bridge.ErrNeedsAuthor) {
+			if errors.Is(err, bridge.ErrNotFound) {
+				return unknownID("job", args[0])
+			}
+			if errors.Is(err, bridge.ErrNotHeld) || errors.Is(err, bridge.ErrNeedsAuthor) {
 				return &exitError{code: exitFailed, err: err}
 			}
 			if err != nil {
@@ -312,11 +315,11 @@ func oneLine(s string) string {
 	return s
 }
 
-// loadJob reads job id; an unknown id exits 1.
+// loadJob reads job id; an unknown id is a usage error (exit 2) naming it.
 func loadJob(cmd *cobra.Command, store bridge.Store, id string) (*bridge.Job, error) {
 	j, err := store.Job(cmd.Context(), id)
 	if errors.Is(err, bridge.ErrNotFound) {
-		return nil, &exitError{code: exitFailed, err: err}
+		return nil, unknownID("job", id)
 	}
 	return j, err
 }

@@ -24,6 +24,9 @@ const (
 	logFormatEnv  = "BRIDGE_LOG_FORMAT"
 )
 
+// errorKey is the one attribute name of an error in every log line.
+const errorKey = "error"
+
 // logLevels are the accepted --log-level values.
 var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
@@ -76,7 +79,38 @@ func (o *logOutput) configure(cmd *cobra.Command) error {
 		return usageError("%s %q: want one of text, json", from, format)
 	}
 	o.level, o.json = l, strings.EqualFold(format, "json")
+	// What logs through slog's default (the AWS SDK's logger, see internal/s3client, and the
+	// standard log package) writes in the same format and level.
+	slog.SetDefault(buildLogger(o.Writer, o.level, o.json))
 	return nil
+}
+
+// notice writes a line for people on w (a command's stderr): as is, or under --log-format json
+// as one JSON log line at INFO with attrs, so that every line there is JSON.
+func notice(w io.Writer, msg string, attrs ...any) {
+	if o, ok := w.(*logOutput); ok && o.json {
+		buildLogger(o.Writer, slog.LevelInfo, true).Info(msg, attrs...)
+		return
+	}
+	fmt.Fprintln(w, msg)
+}
+
+// printError writes the error that ends a command on w (the root's stderr): one line
+// "bridge: …" and, for a usage error, a pointer to the command's help; under --log-format json
+// the same as one JSON log line at ERROR with the attributes error and hint.
+func printError(w io.Writer, err error, hint string) {
+	if o, ok := w.(*logOutput); ok && o.json {
+		attrs := []any{errorKey, err}
+		if hint != "" {
+			attrs = append(attrs, "hint", hint)
+		}
+		buildLogger(o.Writer, slog.LevelError, true).Error("bridge: "+err.Error(), attrs...)
+		return
+	}
+	fmt.Fprintf(w, "bridge: %v\n", api.Redact(err.Error()))
+	if hint != "" {
+		fmt.Fprintln(w, hint)
+	}
 }
 
 // logSetting returns the value of a log setting and where it came from: the flag when given,
@@ -119,6 +153,9 @@ func redactAttr(jsonFormat bool) func([]string, slog.Attr) slog.Attr {
 	return func(groups []string, a slog.Attr) slog.Attr {
 		if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
 			return a
+		}
+		if a.Key == "err" { // one name for an error in every line, whoever logged it
+			a.Key = errorKey
 		}
 		switch a.Value.Kind() {
 		case slog.KindString:

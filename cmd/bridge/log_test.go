@@ -107,7 +107,7 @@ func TestLoggerKeepsShape(t *testing.T) {
 	}
 	buf.Reset()
 	buildLogger(&buf, slog.LevelInfo, false).Info("hello", "list", []string{"a", "b"}, "s", struct{ A string }{"x"}, "err", errors.New("boom"))
-	if got := buf.String(); !strings.Contains(got, `level=INFO msg=hello list="[a b]" s={A:x} err=boom`) {
+	if got := buf.String(); !strings.Contains(got, `level=INFO msg=hello list="[a b]" s={A:x} error=boom`) {
 		t.Errorf("text line = %s", got)
 	}
 	buf.Reset()
@@ -243,7 +243,7 @@ sources:%s%s
 				}
 				return ""
 			}
-			if got := levelOf("scan", "source", "refusing"); got != "ERROR" {
+			if got := levelOf("source cannot be read", "source", "refusing"); got != "ERROR" {
 				t.Errorf("the failing source's scan logged at %q, want ERROR:\n%s", got, logs)
 			}
 			if !strings.Contains(logs, "Bearer [redacted]") {

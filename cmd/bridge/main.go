@@ -56,11 +56,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "bridge: %v\n", err)
 	code := exitCode(err)
+	hint := ""
 	if code == exitUsage && cmd != nil {
-		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		hint = fmt.Sprintf("Run '%s --help' for usage.", cmd.CommandPath())
 	}
+	printError(root.ErrOrStderr(), err, hint)
 	return code
 }
 
@@ -80,8 +81,10 @@ func exitCode(err error) int {
 	return exitFailed
 }
 
-// strictArgs makes every argument check of the tree a usage error, and a group command
-// (jobs, api, …) given an unknown subcommand fail instead of printing its help.
+// strictArgs makes every argument check of the tree a usage error (an extra argument to a
+// command that takes none is an "unexpected argument"), and a group command (jobs, api, …)
+// given an unknown subcommand, or none, fail with exit 2 (printing its help on stderr when
+// none is given).
 func strictArgs(c *cobra.Command) {
 	if c.Args != nil {
 		check := c.Args
@@ -90,6 +93,10 @@ func strictArgs(c *cobra.Command) {
 				var ee *exitError
 				if errors.As(err, &ee) {
 					return err
+				}
+				if !cmd.HasSubCommands() && len(args) > 0 && strings.HasPrefix(err.Error(), "unknown command ") {
+					// cobra.NoArgs calls an extra argument to a leaf command a command.
+					return usageError("unexpected argument %q for %q", args[0], cmd.CommandPath())
 				}
 				return usageError("%v", err)
 			}
@@ -102,7 +109,15 @@ func strictArgs(c *cobra.Command) {
 			if len(args) > 0 {
 				return usageError("unknown command %q for %q", args[0], cmd.CommandPath())
 			}
-			return cmd.Help()
+			// No subcommand: the help goes to stderr (unless every line there is JSON), and the
+			// exit code says nothing was done.
+			if o, ok := cmd.ErrOrStderr().(*logOutput); !ok || !o.json {
+				cmd.SetOut(cmd.ErrOrStderr())
+				if err := cmd.Help(); err != nil {
+					return err
+				}
+			}
+			return usageError("%q needs a subcommand", cmd.CommandPath())
 		}
 	}
 	for _, sub := range c.Commands() {
@@ -134,5 +149,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newVersionCmd(), newRunCmd(), newJobsCmd(), newSandboxCmd(), newAPICmd(), newWebhooksCmd(), newEndpointsCmd(), newDeliveriesCmd(), newSourcesCmd(), newIdentitiesCmd(), newExportCmd(), newMigrateCmd(), newStoreCmd(), newDoctorCmd(), newHealthcheckCmd())
 	root.AddCommand(newAuditCmd()) // the status page's audit log: see audit.go
 	root.AddCommand(newBenchCmd())
+	root.AddCommand(newForgetCmd(), newRetentionCmd()) // privacy: see forget.go and retention.go
 	return root
 }

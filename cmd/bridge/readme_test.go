@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/spf13/pflag"
+
+	"github.com/transcript-bridge/bridge/internal/doccheck"
 )
 
 // readmeCommand is one `bridge …` command shown in the README, with where it stands.
@@ -21,12 +25,16 @@ type readmeCommand struct {
 
 // readmeCommands extracts the bridge commands of a Markdown text: lines of fenced blocks that
 // run `go run ./cmd/bridge …` or `bridge …` (after a `$ ` prompt or not), and inline code spans
-// that begin with `bridge `. Pipes, redirections and trailing comments are cut off; a
+// (also those broken across lines) that begin with `bridge `. Pipes, redirections and trailing comments are cut off; a
 // trailing backslash continues the line; the brackets of synopsis notation
 // ("[--limit N]") are dropped.
 func readmeCommands(text string) []readmeCommand {
 	var out []readmeCommand
-	inline := regexp.MustCompile("`(bridge [^`]+)`")
+	for _, span := range doccheck.CodeSpans(text) {
+		if strings.HasPrefix(span.Target, "bridge ") {
+			out = append(out, readmeCommand{span.Line, shellWords(synopsis.Replace(span.Target))[1:]})
+		}
+	}
 	fenced := false
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for n := 1; sc.Scan(); n++ {
@@ -36,9 +44,6 @@ func readmeCommands(text string) []readmeCommand {
 			continue
 		}
 		if !fenced {
-			for _, m := range inline.FindAllStringSubmatch(line, -1) {
-				out = append(out, readmeCommand{n, shellWords(synopsis.Replace(m[1]))[1:]})
-			}
 			continue
 		}
 		start := n
@@ -113,68 +118,143 @@ func TestShellWords(t *testing.T) {
 	}
 }
 
-// TestREADMECommands: every bridge command the README shows names a command that exists, with
-// flags it takes and the number of arguments it wants. A renamed command or flag fails here.
-// (The examples' behaviour is run by the scripts under testdata/script.)
-func TestREADMECommands(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// docPages returns the Markdown pages a reader follows (README.md, SECURITY.md, BENCHMARKS.md,
+// docs/**.md) with their text, relative to the repository's root.
+func docPages(t *testing.T) map[string]string {
+	t.Helper()
+	fsys := os.DirFS("../..")
+	names, err := doccheck.Pages(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmds := readmeCommands(string(b))
-	if len(cmds) < 30 {
-		t.Fatalf("found %d bridge commands in README.md; the extraction is broken", len(cmds))
+	out := map[string]string{}
+	for _, n := range names {
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[n] = string(b)
 	}
-	for _, c := range cmds {
-		if len(c.args) == 0 {
-			continue // "bridge" alone, in prose
-		}
-		root := newRootCmd(io.Discard, io.Discard)
-		strictArgs(root)
-		cmd, rest, err := root.Find(c.args)
-		if err == nil && cmd == root && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-			err = errUnknown(rest[0])
-		}
-		if err == nil {
-			cmd.InitDefaultHelpFlag()
-			root.InitDefaultVersionFlag()
-			if err = cmd.ParseFlags(rest); errors.Is(err, pflag.ErrHelp) {
-				continue // --help is every command's
+	if out["README.md"] == "" || len(out) < 15 {
+		t.Fatalf("doccheck.Pages = %d pages; want README.md and the docs", len(out))
+	}
+	return out
+}
+
+// TestREADMECommands: every bridge command the README and the docs pages show names a command
+// that exists, with flags it takes and the number of arguments it wants. A renamed command or
+// flag fails here. (The examples' behaviour is run by the scripts under testdata/script.)
+func TestREADMECommands(t *testing.T) {
+	total := 0
+	for page, text := range docPages(t) {
+		cmds := readmeCommands(text)
+		total += len(cmds)
+		for _, c := range cmds {
+			if err := checkCommand(c.args); err != nil {
+				t.Errorf("%s:%d: bridge %s: %v", page, c.line, strings.Join(c.args, " "), err)
 			}
 		}
-		if err == nil && cmd.Args != nil && cmd.Runnable() {
-			err = cmd.ValidateArgs(cmd.Flags().Args())
-		}
-		if err != nil {
-			t.Errorf("README.md:%d: bridge %s: %v", c.line, strings.Join(c.args, " "), err)
+	}
+	if total < 100 {
+		t.Fatalf("found %d bridge commands in README.md and docs/; the extraction is broken", total)
+	}
+}
+
+// checkCommand parses args as the bridge would: the command exists, takes these flags and this
+// many arguments.
+func checkCommand(args []string) error {
+	if len(args) == 0 {
+		return nil // "bridge" alone, in prose
+	}
+	root := newRootCmd(io.Discard, io.Discard)
+	strictArgs(root)
+	cmd, rest, err := root.Find(args)
+	if err == nil && cmd == root && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		err = errUnknown(rest[0])
+	}
+	if err == nil {
+		cmd.InitDefaultHelpFlag()
+		root.InitDefaultVersionFlag()
+		if err = cmd.ParseFlags(rest); errors.Is(err, pflag.ErrHelp) {
+			return nil // --help is every command's
 		}
 	}
+	if err == nil && cmd.Args != nil && cmd.Runnable() {
+		err = cmd.ValidateArgs(cmd.Flags().Args())
+	}
+	return err
 }
 
 type errUnknown string
 
 func (e errUnknown) Error() string { return "unknown command " + string(e) }
 
-// TestREADMEPaths: every repository path the README names in code (`configs/…`, `bridge/…`)
-// exists.
+// TestREADMEPaths: every repository path the README and the docs pages name in code
+// (`configs/…`, `bridge/…`) exists. (internal/doccheck checks links, anchors and bare names.)
 func TestREADMEPaths(t *testing.T) {
+	pathRE := regexp.MustCompile("`((?:\\.ci|api|bench|bridge|cmd|configs|connectors|deploy|docs|examples|internal|mapping|sandbox|scripts)/[^`\\s]*)`")
+	seen := 0
+	for page, text := range docPages(t) {
+		for _, m := range pathRE.FindAllStringSubmatch(text, -1) {
+			p := strings.TrimRight(m[1], ".,:;")
+			if strings.ContainsAny(p, "<>*{}…") {
+				continue // a pattern or a placeholder
+			}
+			seen++
+			if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+				t.Errorf("%s names %s, which does not exist", page, p)
+			}
+		}
+	}
+	if seen < 60 {
+		t.Fatalf("found %d paths in README.md and docs/; the extraction is broken", seen)
+	}
+}
+
+// TestREADMEFirstConfig: the configuration the README shows a newcomer is the file
+// configs/examples/first-real.yaml (which TestExampleConfigsLoad loads), less its comment
+// header, and the one the script first_config.txtar runs the README's steps on.
+func TestREADMEFirstConfig(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pathRE := regexp.MustCompile("`((?:\\.ci|api|bridge|cmd|configs|connectors|docs|internal|mapping|sandbox|scripts)/[^`\\s]*)`")
-	seen := 0
-	for _, m := range pathRE.FindAllStringSubmatch(string(b), -1) {
-		p := strings.TrimRight(m[1], ".,:;")
-		if strings.ContainsAny(p, "<>*{}…") {
-			continue // a pattern or a placeholder
-		}
-		seen++
-		if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
-			t.Errorf("README.md names %s, which does not exist", p)
+	_, section, ok := strings.Cut(string(b), "\n## A first real configuration\n")
+	if !ok {
+		t.Fatal("README.md: no section \"A first real configuration\"")
+	}
+	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("README.md, A first real configuration: no ```yaml block")
+	}
+	f, err := os.ReadFile("../../configs/examples/first-real.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []string
+	for _, line := range strings.SplitAfter(string(f), "\n") {
+		if len(body) > 0 || !strings.HasPrefix(line, "#") {
+			body = append(body, line)
 		}
 	}
-	if seen < 20 {
-		t.Fatalf("found %d paths in README.md; the extraction is broken", seen)
+	if want := strings.Join(body, ""); m[1] != want {
+		t.Errorf("README.md's first configuration = \n%s\nwant configs/examples/first-real.yaml's\n%s", m[1], want)
+	}
+	// The script that runs it (testdata/script/first_config.txtar) carries the same file.
+	ar, err := txtar.ParseFile("testdata/script/first_config.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, af := range ar.Files {
+		if af.Name == "configs/examples/first-real.yaml" {
+			found = true
+			if string(af.Data) != string(f) {
+				t.Errorf("first_config.txtar's configs/examples/first-real.yaml = \n%s\nwant the file's\n%s", af.Data, f)
+			}
+		}
+	}
+	if !found {
+		t.Error("first_config.txtar has no configs/examples/first-real.yaml")
 	}
 }

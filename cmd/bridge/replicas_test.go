@@ -96,9 +96,12 @@ func runReplicas(t *testing.T, busDriver string) {
 		t.Errorf("%s", p)
 	}
 	if completed != files || exported != files {
-		t.Errorf("after %s: transcription.completed accepted for %d and exported for %d of %d recordings; last lines of the replicas:\n%s",
-			drained.Round(time.Second), completed, exported, files, f.tails())
+		t.Errorf("after %s: transcription.completed accepted for %d and exported for %d of %d recordings; what the database says of the rest:\n%s\nlast lines of the replicas:\n%s",
+			drained.Round(time.Second), completed, exported, files, diagnoseUndelivered(rig.dsn, rig.rx), f.tails())
 	}
+	slowest, slowJob := rig.rx.slowestCompletion()
+	t.Logf("replicas (bus %s): slowest completion %s from transcription to accepted delivery (job %s):\n%s", busDriver, slowest.Round(time.Millisecond), slowJob, jobStory(rig.dsn, slowJob))
+	t.Logf("replicas (bus %s): deliveries: %s", busDriver, attemptFigures(rig.dsn))
 
 	checkChaosReceiver(t, rig.rx)
 	charged := checkOneTranscriptionEach(t, rig.sb, files)
@@ -122,11 +125,38 @@ func runReplicas(t *testing.T, busDriver string) {
 // makes a fresh database and, for busDriver nats, a subject prefix of the test's own, and
 // writes the replicas' configuration.
 func newReplicaRig(t *testing.T, busDriver string, seed uint64) *replicaRig {
-	rig := &replicaRig{dsn: pgtest.New(t)}
+	return newReplicaRigWith(t, rigOptions{bus: busDriver, seed: seed})
+}
+
+// rigOptions are newReplicaRigWith's: the bus driver and the seed, and optionally the
+// database (else a fresh one on BRIDGE_TEST_POSTGRES_DSN's server), the NATS server (else
+// natsURL's) and whether each replica serves /readyz (server.addr on a free port).
+type rigOptions struct {
+	bus     string
+	seed    uint64
+	dsn     string
+	natsURL string
+	server  bool
+}
+
+// newReplicaRigWith is newReplicaRig with o's choices.
+func newReplicaRigWith(t *testing.T, o rigOptions) *replicaRig {
+	busDriver, seed := o.bus, o.seed
+	if o.dsn == "" {
+		o.dsn = pgtest.New(t)
+	}
+	rig := &replicaRig{dsn: o.dsn}
 	bus := "{driver: sql}"
 	if busDriver == "nats" {
-		url := natsURL(t)
+		url := o.natsURL
+		if url == "" {
+			url = natsURL(t)
+		}
 		bus = fmt.Sprintf("{driver: nats, url: %q, subject_prefix: %q, ack_wait: 5s}", url, natstest.Prefix(t, url))
+	}
+	serverConf := ""
+	if o.server {
+		serverConf = `server: {addr: "127.0.0.1:0", admin_without_token: true}`
 	}
 	rig.sb = sandboxtest.Start(t, func(o *sandbox.Options) {
 		o.TimeScale = 0.02
@@ -169,7 +199,8 @@ webhooks:
     retry_schedule: [100ms, 200ms, 400ms, 800ms, 1s, 1s, 2s, 2s, 2s, 2s, 2s, 2s, 2s, 2s]
 exports:
   - {name: %s, schedule: "@every 2s", format: md, destination: %q}
-`, rig.sb.URL, rig.dsn, bus, rig.inbox, srv.URL, whsec, replicaExport, rig.exports), 0o644)
+%s
+`, rig.sb.URL, rig.dsn, bus, rig.inbox, srv.URL, whsec, replicaExport, rig.exports, serverConf), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -92,7 +93,7 @@ func makeDefaultInbox(cfg *Config, w io.Writer) {
 			continue // a folder the user named must exist: a typo is an error, not a new folder
 		}
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && os.MkdirAll(path, 0o755) == nil {
-			fmt.Fprintf(w, "created %s: drop recordings there\n", path)
+			notice(w, fmt.Sprintf("created %s: drop recordings there", path), "path", path)
 		}
 	}
 }
@@ -109,7 +110,7 @@ func startTracing(ctx context.Context, log *slog.Logger) (stop func(), on bool, 
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := shutdown(sctx); err != nil {
-			log.Warn("tracing: spans not all sent at exit", "err", err)
+			log.Warn("tracing: spans not all sent at exit", "error", err)
 		}
 	}, on, nil
 }
@@ -133,12 +134,16 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return err
 	}
 	defer stopTracing()
+	if err := checkKeyFirst(ctx, cfg, once, log); err != nil { // a refused key creates nothing
+		return err
+	}
 	store, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	defer writerProcs(store)()
+	log = watchDatabase(ctx, cfg, log, store)
 	b, err := buildPipeline(ctx, cfg, srcs, store, log)
 	if err != nil {
 		return err
@@ -156,7 +161,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	defer stopSandbox()
 	p.API = client
 	b.members.Dir = client
-	if err := checkScopes(ctx, client, b.needReports, b.needMembers, once, log); err != nil {
+	if err := checkSandboxScopes(ctx, cfg, client, b, once, log); err != nil {
 		return err
 	}
 	log.Info("bridge running", "instance", p.Instance, "replica", p.Replica, "sources", len(p.Sources), "store", describeStore(cfg), "bus", cfg.Bus.Driver, "once", once, "gomaxprocs", runtime.GOMAXPROCS(0), "tracing", traced)
@@ -171,11 +176,11 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 			return err
 		}
 		defer stopSchedules()
-		stopExports, err := startExports(ctx, cfg, store, client, tel.metrics, log)
+		stopHousekeeping, err := startHousekeeping(ctx, cfg, store, client, tel, p, log)
 		if err != nil {
 			return err
 		}
-		defer stopExports()
+		defer stopHousekeeping()
 		if len(b.pushers) > 0 || cfg.Server.Addr != "" || cfg.Server.MetricsAddr != "" {
 			stopServer, err := serveHTTP(ctx, &serveDeps{cfg: cfg, store: store, pipeline: p, client: client, relay: rl, pushers: b.pushers, telemetry: tel, log: log})
 			if err != nil {
@@ -239,9 +244,44 @@ func requiredScopes(needReports bool) []string {
 	return []string{"uploads:write"}
 }
 
-// checkScopes refuses to start when the key lacks a right the configuration needs. When the
-// service cannot be reached, a one-shot run (once) fails with the reason; a long-running one
-// warns and waits it out.
+// apiKeyError is the error of a key the service refused or that lacks a right: the service's
+// answer, so a runtime failure (exit 1), not a usage error.
+func apiKeyError(format string, args ...any) error {
+	return &exitError{code: exitFailed, err: fmt.Errorf("api key: "+format, args...)}
+}
+
+// checkKeyFirst asks the service at api.base_url whether it accepts the configured key with
+// the rights the configuration needs (checkScopes), before the store is opened: a wrong key
+// creates no database. With the in-process sandbox (no base URL) it does nothing.
+func checkKeyFirst(ctx context.Context, cfg *Config, once bool, log *slog.Logger) error {
+	if cfg.API.BaseURL == "" {
+		return nil
+	}
+	client, stop, err := connectAPIWith(ctx, cfg, nil, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	needReports, needMembers := false, false
+	for _, s := range cfg.Sources {
+		needReports = needReports || len(s.Upload.Reports) > 0
+		needMembers = needMembers || slices.Contains(s.Mapping.Rules, mapping.RuleIdentity) || slices.Contains(s.Mapping.Rules, mapping.RuleEmail)
+	}
+	return checkScopes(ctx, client, needReports, needMembers, once, log)
+}
+
+// checkSandboxScopes is checkScopes for the in-process sandbox's key (the real service's key
+// was checked before the store was opened, by checkKeyFirst).
+func checkSandboxScopes(ctx context.Context, cfg *Config, client *api.Client, b *pipelineSetup, once bool, log *slog.Logger) error {
+	if cfg.API.BaseURL != "" {
+		return nil
+	}
+	return checkScopes(ctx, client, b.needReports, b.needMembers, once, log)
+}
+
+// checkScopes refuses to start when the key is refused or lacks a right the configuration
+// needs (exit 1, naming the key problem). When the service cannot be reached, a one-shot run
+// (once) fails with the reason; a long-running one warns and waits it out.
 func checkScopes(ctx context.Context, c *api.Client, needReports, needMembers, once bool, log *slog.Logger) error {
 	want := requiredScopes(needReports)
 
@@ -249,21 +289,21 @@ func checkScopes(ctx context.Context, c *api.Client, needReports, needMembers, o
 	defer cancel()
 	missing, err := c.MissingScopes(cctx, want...)
 	if e := api.AsError(err); e != nil && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden) {
-		return usageError("api key: %v", err)
+		return apiKeyError("the service refused it: %v", err)
 	}
 	if err != nil && once {
 		return fmt.Errorf("api.base_url: %w", err)
 	}
 	if err != nil {
-		log.Warn("cannot reach the API yet; the bridge will keep trying", "err", err)
+		log.Warn("cannot reach the API yet; the bridge will keep trying", "error", err)
 		return nil
 	}
 	if len(missing) > 0 {
-		return usageError("api key: lacks the right(s) %s that the configured sources need", strings.Join(missing, ", "))
+		return apiKeyError("lacks the right(s) %s that the configured sources need", strings.Join(missing, ", "))
 	}
 	if needMembers { // the members endpoint has its own right, not listed among the key's scopes
 		if _, err := c.Members(cctx); api.IsCode(err, "members_scope_required") || api.IsCode(err, "api_key_required") {
-			return usageError("api key: mapping.rules need the member list, and this key cannot read it (%v): use a key that allows member management", err)
+			return apiKeyError("mapping.rules need the member list, and this key cannot read it (%v): use a key that allows member management", err)
 		}
 	}
 	return nil

@@ -78,9 +78,9 @@ const busIdle = time.Minute
 
 // readyChecks are the checks of GET /readyz for the running bridge d: the store answers a
 // cheap query, its schema is the one this binary carries, the API answered within three poll
-// intervals (bridge run asks GET /workspace itself when nothing else did within one), and the
-// relay reads the bus, and the pipeline's writes are not refused for want of space. None calls
-// the API.
+// intervals (bridge run asks GET /workspace itself when nothing else did within one), the
+// relay reads the bus, the pipeline's writes are not refused for want of space, and (advisory:
+// it leaves the bridge ready) every source this process scans can be read. None calls the API.
 func readyChecks(d *serveDeps) []server.Check {
 	known := sqlite.SchemaVersion()
 	if d.cfg.Store.Driver == "postgres" {
@@ -95,6 +95,9 @@ func readyChecks(d *serveDeps) []server.Check {
 	}
 	if d.client != nil {
 		checks = append(checks, server.APICheck(d.client.LastAnswer, 3*d.cfg.API.PollInterval, nil))
+	}
+	if d.pipeline != nil && len(d.cfg.Sources) > 0 {
+		checks = append(checks, server.SourcesCheck(d.pipeline.SourceHealth))
 	}
 	if d.relay != nil {
 		checks = append(checks, server.BusCheck(func(ctx context.Context) error { return d.relay.Consuming(ctx, busIdle) }))

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,15 +108,17 @@ sources:
 		json.Unmarshal([]byte(body), &rd)
 		return code, rd
 	}
-	eventually(t, "/readyz 200 with its five checks", &errb, func() bool {
+	eventually(t, "/readyz 200 with its six checks", &errb, func() bool {
 		code, rd := readiness()
-		return code == 200 && rd.Status == "ready" && len(rd.Checks) == 5
+		sources := slices.IndexFunc(rd.Checks, func(c server.CheckResult) bool { return c.Name == "sources" && c.OK })
+		return code == 200 && rd.Status == "ready" && len(rd.Checks) == 6 && sources >= 0
 	})
 	eventually(t, "the recording done in /metrics", &errb, func() bool {
 		_, body := get("/metrics")
 		return strings.Contains(body, `bridge_jobs{state="done"} 1`) &&
 			strings.Contains(body, `bridge_api_requests_total{method="POST",route="/transcriptions",status="201"} 1`) &&
-			strings.Contains(body, `bridge_uploads_total{outcome="uploaded"} 1`)
+			strings.Contains(body, `bridge_uploads_total{outcome="uploaded"} 1`) &&
+			strings.Contains(body, `bridge_purged_total{kind="deliveries"} 0`)
 	})
 	down.Store(true)
 	eventually(t, "/readyz 503 naming the api", &errb, func() bool {

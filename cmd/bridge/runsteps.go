@@ -136,7 +136,8 @@ func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*r
 		}
 		return eb.drain(ctx)
 	}
-	rl = &relay.Relay{Store: store, Bus: eb.sub, Poison: eb.poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease, Metrics: m}
+	rl = &relay.Relay{Store: store, Bus: eb.sub, Poison: eb.poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease, Metrics: m,
+		Replica: cfg.Replica.Name}
 	if once {
 		return rl, drain, eb.close, nil
 	}
@@ -146,7 +147,7 @@ func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*r
 	return rl, drain, func() {
 		stopRelay()
 		if err := <-relayDone; err != nil {
-			log.Error("relay", "err", err)
+			log.Error("relay", "error", err)
 		}
 		eb.close()
 	}, nil
@@ -172,7 +173,7 @@ func startSchedules(ctx context.Context, cfg *Config, p *bridge.Pipeline, client
 // startExports catches up the configured exports' missed ticks (in the background) and
 // schedules them, their runs counted by m (nil: not counted); stop ends the schedule, then
 // waits for the catch-up. Without exports it starts nothing.
-func startExports(ctx context.Context, cfg *Config, store database, client *api.Client, m export.Metrics, log *slog.Logger) (stop func(), err error) {
+func startExports(ctx context.Context, cfg *Config, store database, client *api.Client, m export.Metrics, p *bridge.Pipeline, log *slog.Logger) (stop func(), err error) {
 	if len(cfg.Exports) == 0 {
 		return func() {}, nil
 	}
@@ -183,11 +184,16 @@ func startExports(ctx context.Context, cfg *Config, store database, client *api.
 	// One run of an export at a time across replicas, under a lease like the replica's others: a
 	// replica killed mid-run is taken over after replica.lease.
 	ex := &export.Exporter{Store: store, API: client, Log: log, Metrics: m, Lease: cfg.Replica.Lease, Replica: cfg.Replica.Name}
+	ex.Gone = func(ctx context.Context, id string) { // a download's 404 ends the job deleted
+		if _, err := p.GoneUpstream(ctx, id, "an export's download"); err != nil && ctx.Err() == nil {
+			log.Warn("export: transcription deleted upstream", "transcription", id, "error", err)
+		}
+	}
 	caughtUp := make(chan struct{})
 	go func() { // a tick missed while the bridge was down runs once now
 		defer close(caughtUp)
 		if err := ex.CatchUp(ctx, exports); err != nil && ctx.Err() == nil {
-			log.Error("export catch-up", "err", err)
+			log.Error("export catch-up", "error", err)
 		}
 	}()
 	stopExports, err := ex.Schedule(ctx, exports)

@@ -85,6 +85,7 @@ func TestScripts(t *testing.T) {
 			"trimnl":   cmdTrimNewline,
 			"expand":   cmdExpand,
 			"exits":    cmdExits,
+			"jsonlog":  cmdJSONLog,
 		},
 	})
 }

@@ -82,7 +82,7 @@ func serveHTTP(ctx context.Context, d *serveDeps) (func(), error) {
 	for _, s := range servers {
 		served.Go(func() {
 			if err := s.Serve(sctx); err != nil {
-				d.log.Error("server", "addr", s.Addr, "err", err)
+				d.log.Error("server", "addr", s.Addr, "error", err)
 			}
 		})
 	}
@@ -210,10 +210,13 @@ func mountStatus(srv *server.Server, d *serveDeps) error {
 		TrustedProxies: trusted, SecureCookies: d.cfg.Server.SecureCookies,
 		RateLimit: fmt.Sprintf("at most %d data requests a minute (api.requests_per_minute)", d.cfg.API.RequestsPerMinute)}
 	if d.client != nil {
-		o.API = d.client
+		o.API, o.Deleter = d.client, d.client
 	}
 	for _, s := range d.cfg.Sources {
 		o.Sources = append(o.Sources, s.Name)
+	}
+	if d.pipeline != nil {
+		o.SourceHealth = d.pipeline.SourceHealth
 	}
 	for _, w := range d.cfg.Webhooks {
 		o.Endpoints = append(o.Endpoints, status.Endpoint{Name: w.Name, URL: relay.RedactURL(w.URL)})

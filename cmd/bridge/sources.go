@@ -32,7 +32,7 @@ func sourceByName(cfg *Config, name string) (connectors.Source, *SourceConfig, e
 	for _, s := range cfg.Sources {
 		names = append(names, s.Name)
 	}
-	return nil, nil, usageError("no source named %q (configured: %v)", name, names)
+	return nil, nil, unknownName("source", name, names)
 }
 
 // newSourcesCmd is sources: check a source, list what it would sync, backfill its history.
@@ -149,15 +149,15 @@ func newSourcesBackfillCmd(cf *configFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			src, _, err := sourceByName(cfg, args[0]) // an unknown name creates nothing
+			if err != nil {
+				return err
+			}
 			store, err := openStoreAt(cmd.Context(), cfg) // queues jobs: creates the database on a fresh install
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			src, _, err := sourceByName(cfg, args[0])
-			if err != nil {
-				return err
-			}
 			bf, ok := src.(connectors.Backfiller)
 			if !ok {
 				return usageError("source %s: its type lists everything on each scan; there is no history to walk", args[0])

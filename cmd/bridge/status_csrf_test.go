@@ -112,6 +112,7 @@ func TestStatusPageRefusesPostsWithoutCSRF(t *testing.T) {
 		"/held/" + jobID + "/reassign":      {"member": {sandboxtest.SamID}, "csrf": {"forged"}},
 		"/deliveries/" + deadID + "/replay": {},
 		"/endpoints/crm/pause":              {},
+		"/jobs/" + jobID + "/forget":        {"confirm": {"forget"}},
 	} {
 		if code := post(path, form); code != http.StatusForbidden {
 			t.Errorf("POST %s without the CSRF token = %d, want 403", path, code)

@@ -102,7 +102,7 @@ func storeCopy(cmd *cobra.Command, from, to, format string, batch int) error {
 func warnRunning(cmd *cobra.Command, log *slog.Logger, src *storecopy.Database) {
 	leases, err := src.Store().Leases(cmd.Context())
 	if err != nil {
-		log.Warn("cannot read the source's leases", "err", err)
+		log.Warn("cannot read the source's leases", "error", err)
 		return
 	}
 	for _, l := range leases {

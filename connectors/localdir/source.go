@@ -186,6 +186,9 @@ func (s *Source) Pending() int {
 	return n
 }
 
+// CheapOpen implements connectors.Peeker: a local file's first bytes cost no request.
+func (s *Source) CheapOpen() bool { return true }
+
 // Open opens the file of r after checking it is still the file found, at that version. It
 // stays inside the folder (os.Root) and follows no link: the path must still name a regular
 // file, and the file opened must be the one found (device and inode, FieldFileID), so a file

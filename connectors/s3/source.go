@@ -73,7 +73,7 @@ func (s *Source) SetLogger(l *slog.Logger) { s.Log = l }
 
 func (s *Source) warn(msg, about string, err error) {
 	if s.Log != nil {
-		s.Log.Warn(msg, "source", "s3://"+s.cfg.Bucket+"/"+s.cfg.Prefix, "about", about, "err", err)
+		s.Log.Warn(msg, "source", "s3://"+s.cfg.Bucket+"/"+s.cfg.Prefix, "about", about, "error", err)
 	}
 }
 

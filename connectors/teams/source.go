@@ -60,7 +60,7 @@ func (s *Source) SetLogger(l *slog.Logger) { s.Log = l }
 
 func (s *Source) warn(msg, about string, err error) {
 	if s.Log != nil {
-		s.Log.Warn(msg, "source", s.cfg.Name, "about", about, "err", err)
+		s.Log.Warn(msg, "source", s.cfg.Name, "about", about, "error", err)
 	}
 }
 

@@ -64,7 +64,7 @@ func New(cfg Config) (*Source, error) {
 func (s *Source) SetLogger(l *slog.Logger) { s.Log = l }
 
 func (s *Source) log(msg, item string, err error) {
-	s.warn(msg, "item", item, "err", err)
+	s.warn(msg, "item", item, "error", err)
 }
 
 // warn logs a warning with attributes (key, value pairs).

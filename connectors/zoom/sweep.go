@@ -43,7 +43,7 @@ func (s *Source) sweep(ctx context.Context, from, to time.Time, progress func(do
 			case missingScope(err):
 				s.setNoAccountList()
 				s.warn("zoom refused the account-wide recordings list: sweeping user by user, one call per user and window",
-					"err", err, "fix", addScopeFix(scopeAccountRecordings))
+					"error", err, "fix", addScopeFix(scopeAccountRecordings))
 				if users, err = s.sweptUsers(ctx); err != nil {
 					return recs, w[0], err
 				}
@@ -114,7 +114,7 @@ func (s *Source) hostEmails(ctx context.Context) map[string]string {
 	out := map[string]string{}
 	users, err := s.accountUsers(ctx)
 	if err != nil {
-		s.warn("cannot list users to fill in the hosts' e-mails", "err", err)
+		s.warn("cannot list users to fill in the hosts' e-mails", "error", err)
 	}
 	for _, u := range users {
 		out[u.ID] = u.Email

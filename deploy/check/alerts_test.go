@@ -59,24 +59,24 @@ func TestAlertRules(t *testing.T) {
 	}
 }
 
-// TestREADMEAlerts: the alerts the README shows are the file's (same expression, same for).
-func TestREADMEAlerts(t *testing.T) {
+// TestDocumentedAlerts: the alerts docs/operations.md shows are the file's (same expression, same for).
+func TestDocumentedAlerts(t *testing.T) {
 	file := map[string]rulefmt.Rule{}
 	for _, r := range loadAlerts(t, "deploy/prometheus/alerts.yaml") {
 		file[r.Alert] = r
 	}
-	section := readmeSection(t, "## Health and metrics")
+	section := docSection(t, "## Health and metrics")
 	m := regexp.MustCompile("(?s)```yaml\n(groups:.*?)```").FindStringSubmatch(section)
 	if m == nil {
-		t.Fatal("README, Health and metrics: no ```yaml block of rules")
+		t.Fatal("docs/operations.md, Health and metrics: no ```yaml block of rules")
 	}
-	for _, r := range parseRules(t, "README's alerts", []byte(m[1])) {
+	for _, r := range parseRules(t, "docs/operations.md's alerts", []byte(m[1])) {
 		f, ok := file[r.Alert]
 		switch {
 		case !ok:
-			t.Errorf("README's alert %s is not in deploy/prometheus/alerts.yaml", r.Alert)
+			t.Errorf("docs/operations.md's alert %s is not in deploy/prometheus/alerts.yaml", r.Alert)
 		case normalize(f.Expr) != normalize(r.Expr) || f.For != r.For:
-			t.Errorf("README's alert %s = %q for %v, want the file's %q for %v", r.Alert, r.Expr, r.For, f.Expr, f.For)
+			t.Errorf("docs/operations.md's alert %s = %q for %v, want the file's %q for %v", r.Alert, r.Expr, r.For, f.Expr, f.For)
 		}
 	}
 }
@@ -84,13 +84,17 @@ func TestREADMEAlerts(t *testing.T) {
 // normalize folds an expression's white space.
 func normalize(expr string) string { return strings.Join(strings.Fields(expr), " ") }
 
-// readmeSection returns the README's section under heading, up to the next of its level.
-func readmeSection(t *testing.T, heading string) string {
+// operationsPage is the page that documents the metrics and shows the alerts (it was the
+// README's "Health and metrics" section until the README was split).
+const operationsPage = "docs/operations.md"
+
+// docSection returns operationsPage's section under heading, up to the next of its level.
+func docSection(t *testing.T, heading string) string {
 	t.Helper()
-	text := string(readRepoFile(t, "README.md"))
+	text := string(readRepoFile(t, operationsPage))
 	_, rest, ok := strings.Cut(text, "\n"+heading+"\n")
 	if !ok {
-		t.Fatalf("README.md: no section %q", heading)
+		t.Fatalf("%s: no section %q", operationsPage, heading)
 	}
 	if i := strings.Index(rest, "\n## "); i >= 0 {
 		rest = rest[:i]
@@ -98,15 +102,15 @@ func readmeSection(t *testing.T, heading string) string {
 	return rest
 }
 
-// documentedMetrics are the metrics of the README's table (Health and metrics).
+// documentedMetrics are the metrics of docs/operations.md's table (Health and metrics).
 func documentedMetrics(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `(bridge_[a-z_]+)` \\|").FindAllStringSubmatch(readmeSection(t, "## Health and metrics"), -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `(bridge_[a-z_]+)` \\|").FindAllStringSubmatch(docSection(t, "## Health and metrics"), -1) {
 		out = append(out, m[1])
 	}
 	if len(out) < 10 {
-		t.Fatalf("README's metrics table: %d metrics found, want the table's (at least 10)", len(out))
+		t.Fatalf("docs/operations.md's metrics table: %d metrics found, want the table's (at least 10)", len(out))
 	}
 	return out
 }

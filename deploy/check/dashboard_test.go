@@ -91,7 +91,7 @@ func grafanaToPromQL(t *testing.T, expr string) string {
 }
 
 // TestDashboard: the dashboard parses, each panel's queries parse as PromQL, the panels do not
-// overlap, and together they show every metric the README documents (the metrics themselves
+// overlap, and together they show every metric docs/operations.md documents (the metrics themselves
 // are checked against a running bridge by TestServedMetrics).
 func TestDashboard(t *testing.T) {
 	d := loadDashboard(t)
@@ -131,7 +131,7 @@ func TestDashboard(t *testing.T) {
 	}
 	for _, m := range documentedMetrics(t) {
 		if !slices.Contains(shown, m) {
-			t.Errorf("no panel shows %s (README, Health and metrics)", m)
+			t.Errorf("no panel shows %s (docs/operations.md, Health and metrics)", m)
 		}
 	}
 }

@@ -60,7 +60,7 @@ func usages(expr string) ([]usage, error) {
 	return out, nil
 }
 
-// dynamicValues are label values the README documents that a healthy bridge need not have
+// dynamicValues are label values docs/operations.md documents that a healthy bridge need not have
 // served yet (no 5xx, no DELETE): "metric/label" → the documented form.
 var dynamicValues = map[string]*regexp.Regexp{
 	"bridge_api_requests_total/status": regexp.MustCompile(`^([1-5][0-9][0-9]|error)$`),
@@ -211,7 +211,7 @@ func liveScrape(t *testing.T) served {
 }
 
 // TestServedMetrics runs a bridge and reads its /metrics: every metric the alerts, the
-// dashboard and the README's table name is served, with the labels and label values they use.
+// dashboard and docs/operations.md's table name is served, with the labels and label values they use.
 func TestServedMetrics(t *testing.T) {
 	s := liveScrape(t)
 	t.Run("alerts", func(t *testing.T) {
@@ -226,10 +226,10 @@ func TestServedMetrics(t *testing.T) {
 			}
 		}
 	})
-	t.Run("README", func(t *testing.T) {
+	t.Run("docs", func(t *testing.T) {
 		for _, m := range documentedMetrics(t) {
 			if f, _ := s.family(m); f == nil {
-				t.Errorf("README documents %s; /metrics does not serve it", m)
+				t.Errorf("docs/operations.md documents %s; /metrics does not serve it", m)
 			}
 		}
 	})

@@ -36,6 +36,13 @@ func New(t testing.TB) string {
 	return create(t, "")
 }
 
+// NewOn is New on the server whose admin DSN is admin (a Server's DSN) instead of the one
+// BRIDGE_TEST_POSTGRES_DSN names.
+func NewOn(t testing.TB, admin string) string {
+	t.Helper()
+	return createOn(t, admin, "")
+}
+
 // NewFrom is New with the new database a copy of the database of dsn (made by New, with no
 // connection left open to it): CREATE DATABASE … TEMPLATE, far quicker than migrating a fresh
 // one for every case of a suite.
@@ -55,6 +62,12 @@ func create(t testing.TB, template string) string {
 	if admin == "" {
 		unavailable(t, EnvDSN+" is not set")
 	}
+	return createOn(t, admin, template)
+}
+
+// createOn makes a database on the server of admin, from template when it is not empty.
+func createOn(t testing.TB, admin, template string) string {
+	t.Helper()
 	cfg, err := pgx.ParseConfig(admin)
 	if err != nil {
 		// A malformed DSN is a mistake, not a missing server: never skip it.

@@ -115,3 +115,38 @@ func TestUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// TestServer: a cluster of the test's own answers, refuses connections once stopped, and
+// answers again after Start and after Restart, with its data kept.
+func TestServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("initdb takes seconds")
+	}
+	s := pgtest.NewServer(t)
+	dsn := pgtest.NewOn(t, s.DSN())
+	ctx := context.Background()
+	exec := func(q string) error {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, q)
+		return err
+	}
+	if err := exec("CREATE TABLE t (id int)"); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	s.Stop()
+	if err := exec("SELECT 1"); err == nil {
+		t.Fatal("SELECT 1 on a stopped server = nil, want an error")
+	}
+	s.Start()
+	if err := exec("INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatalf("insert after Start: %v", err)
+	}
+	s.Restart()
+	if err := exec("INSERT INTO t VALUES (2)"); err != nil {
+		t.Fatalf("insert after Restart: %v", err)
+	}
+}

@@ -127,7 +127,7 @@ func (p *Page) fail(w http.ResponseWriter, r *http.Request, s *session, err erro
 	case errors.Is(err, bridge.ErrNotFound), errors.Is(err, bridge.ErrDeliveryNotFound):
 		status = http.StatusNotFound
 	default:
-		p.o.Log.Error("status page", "path", r.URL.Path, "err", err)
+		p.o.Log.Error("status page", "path", r.URL.Path, "error", err)
 	}
 	msg := api.Redact(err.Error())
 	if rerr := p.render(w, r, s, status, "error.html", http.StatusText(status), msg); rerr != nil {
@@ -240,7 +240,7 @@ func (p *Page) record(ctx context.Context, e bridge.AuditEntry) error {
 	e.At = p.now()
 	err := p.o.Store.Audit(context.WithoutCancel(ctx), e)
 	if err != nil {
-		p.o.Log.Error("status page: audit log not written", "action", e.Action, "targets", e.Targets, "err", err)
+		p.o.Log.Error("status page: audit log not written", "action", e.Action, "targets", e.Targets, "error", err)
 	}
 	return err
 }
@@ -255,7 +255,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, s *session, action st
 	if err != nil {
 		e.Error = api.Redact(err.Error())
 		msg = action + " failed: " + e.Error
-		p.o.Log.Warn("status page: action failed", "action", action, "targets", targets, "err", err)
+		p.o.Log.Warn("status page: action failed", "action", action, "targets", targets, "error", err)
 	}
 	if aerr := p.record(r.Context(), e); aerr != nil {
 		msg += " (not written to the audit log: " + aerr.Error() + ")"

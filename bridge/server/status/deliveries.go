@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,8 @@ type deliveriesView struct {
 	Endpoints        []string
 	Statuses         []string
 	Deliveries       []bridge.Delivery
+	// Names are the file names of the deliveries' jobs, by job id.
+	Names map[string]string
 	// Since is the bulk replay form's default start: a day ago, as datetime-local takes it.
 	Since string
 }
@@ -44,7 +47,30 @@ func (p *Page) deliveries(w http.ResponseWriter, r *http.Request, s *session) er
 		return err
 	}
 	v.Deliveries = ds
+	if v.Names, err = p.jobNames(r.Context(), ds); err != nil {
+		return err
+	}
 	return p.render(w, r, s, http.StatusOK, "deliveries.html", "Deliveries", v)
+}
+
+// jobNames returns the file names of the jobs of ds, by job id (a job no longer stored is
+// left out).
+func (p *Page) jobNames(ctx context.Context, ds []bridge.Delivery) (map[string]string, error) {
+	names := map[string]string{}
+	for _, d := range ds {
+		if _, seen := names[d.JobID]; seen || d.JobID == "" {
+			continue
+		}
+		j, err := p.o.Store.Job(ctx, d.JobID)
+		if errors.Is(err, bridge.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		names[d.JobID] = cmp.Or(j.Name, j.ItemID)
+	}
+	return names, nil
 }
 
 // deliveryView is one delivery's page.
@@ -53,6 +79,8 @@ type deliveryView struct {
 	Attempts []bridge.Attempt
 	// Data is the event's data as stored, secrets redacted.
 	Data string
+	// JobName is the file name of the delivery's job ("" when it has none, or it is gone).
+	JobName string
 }
 
 // delivery is GET /deliveries/{id}: the delivery, its event's data and every attempt.
@@ -66,6 +94,11 @@ func (p *Page) delivery(w http.ResponseWriter, r *http.Request, s *session) erro
 	}
 	d.LastError = api.Redact(d.LastError)
 	v := deliveryView{Delivery: d, Attempts: attempts, Data: api.Redact(string(d.Data))}
+	names, err := p.jobNames(r.Context(), []bridge.Delivery{*d})
+	if err != nil {
+		return err
+	}
+	v.JobName = names[d.JobID]
 	return p.render(w, r, s, http.StatusOK, "delivery.html", "Delivery "+d.ID, v)
 }
 
@@ -78,8 +111,22 @@ func (p *Page) replayOne(w http.ResponseWriter, r *http.Request, s *session) err
 		if err == nil && n == 0 {
 			err = fmt.Errorf("delivery %s: %w", id, bridge.ErrDeliveryNotFound)
 		}
-		return fmt.Sprintf("delivery %s will be sent again (same webhook-id)", id), err
+		return fmt.Sprintf("delivery %s%s will be sent again (same webhook-id)", id, p.deliveryOf(ctx, id)), err
 	})
+}
+
+// deliveryOf says what delivery id is, for a banner: " (recording.held of "call.wav" to
+// crm)", or "" when it cannot be read.
+func (p *Page) deliveryOf(ctx context.Context, id string) string {
+	d, _, err := p.o.Store.Delivery(ctx, id)
+	if err != nil {
+		return ""
+	}
+	what := d.Type
+	if j, err := p.o.Store.Job(ctx, d.JobID); err == nil && d.JobID != "" {
+		what += fmt.Sprintf(" of %q", cmp.Or(j.Name, j.ItemID))
+	}
+	return " (" + what + " to " + d.Endpoint + ")"
 }
 
 // maxAuditedIDs bounds the delivery ids a bulk replay lists in the audit log; past it, the

@@ -1,14 +1,18 @@
 package status
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
+	"github.com/transcript-bridge/bridge/bridge/relay"
 )
 
 // recentAttempts is how many of an endpoint's latest attempts its row shows.
@@ -16,65 +20,101 @@ const recentAttempts = 10
 
 // attemptRow is one recent attempt of an endpoint.
 type attemptRow struct {
-	bridge.Attempt
-	DeliveryID, Type string
+	bridge.EndpointAttempt
 }
 
-// endpointView is one endpoint's row: where it delivers, whether it is paused, and its latest
-// attempts.
+// Failed says the attempt got no 2xx answer (an attempt the endpoint's filter dropped made no
+// request and did not fail).
+func (a attemptRow) Failed() bool {
+	return (a.Status < 200 || a.Status > 299) && a.Error != relay.FilteredNote
+}
+
+// endpointView is one endpoint's card: where it delivers, its state (the same label as the
+// overview and bridge endpoints list), its last error and its latest attempts, whatever state
+// their deliveries are in.
 type endpointView struct {
 	Endpoint
-	// Disabled is why the endpoint is off (paused here, or after a 410); empty when on.
-	Disabled string
+	// Health is the endpoint's state: Health.State() and Health.Label().
+	Health endpointHealth
 	// Configured is false for an endpoint the store knows but the configuration no longer has.
 	Configured bool
 	Attempts   []attemptRow
+	// LastError is the newest failed attempt's answer and error, or the newest error of its
+	// dead or retrying deliveries; LastErrorAt when it was.
+	LastError   string
+	LastErrorAt time.Time
 }
 
 // endpoints is GET /endpoints: each configured endpoint with its state, a pause or resume
-// button and its latest attempts.
+// button, its last error and its latest attempts.
 func (p *Page) endpoints(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
-	disabled, err := p.o.Store.DisabledEndpoints(ctx)
+	health, err := p.health(ctx)
 	if err != nil {
 		return err
 	}
 	var out []endpointView
 	for _, e := range p.o.Endpoints {
-		out = append(out, endpointView{Endpoint: e, Disabled: disabled[e.Name], Configured: true})
+		out = append(out, endpointView{Endpoint: e, Configured: true})
 	}
-	for name, reason := range disabled {
-		if !slices.Contains(p.endpointNames(), name) {
-			out = append(out, endpointView{Endpoint: Endpoint{Name: name}, Disabled: reason})
+	for name, h := range health {
+		if h.Disabled != "" && !slices.Contains(p.endpointNames(), name) {
+			out = append(out, endpointView{Endpoint: Endpoint{Name: name}})
 		}
 	}
 	for i := range out {
-		if out[i].Attempts, err = p.recent(ctx, out[i].Name); err != nil {
+		v := &out[i]
+		if h := health[v.Name]; h != nil {
+			v.Health = *h
+		}
+		v.Health.Name = v.Name
+		if v.Attempts, err = p.recent(ctx, v.Name); err != nil {
 			return err
 		}
+		v.LastError, v.LastErrorAt = lastError(v.Attempts, v.Health)
 	}
 	return p.render(w, r, s, http.StatusOK, "endpoints.html", "Endpoints", out)
 }
 
-// recent returns the latest attempts of endpoint, newest first, from its latest deliveries.
+// lastError is the newest failed attempt among attempts (newest first), or else h's last
+// error: "410 answered 410 Gone", with when it was.
+func lastError(attempts []attemptRow, h endpointHealth) (string, time.Time) {
+	for _, a := range attempts {
+		if a.Failed() {
+			return answer(a.Status, cmp.Or(a.Error, a.Response)), a.At
+		}
+	}
+	if h.LastError != "" || h.LastStatus != 0 {
+		return answer(h.LastStatus, h.LastError), h.LastAt
+	}
+	return "", time.Time{}
+}
+
+// answer writes a status and an error as one line: "410: gone", "no answer: dial tcp ...".
+func answer(status int, text string) string {
+	head := "no answer"
+	if status != 0 {
+		head = strconv.Itoa(status) + " " + http.StatusText(status)
+	}
+	if text == "" {
+		return head
+	}
+	return head + ": " + text
+}
+
+// recent returns the latest attempts of endpoint, newest first, whatever the state of their
+// deliveries (the store's EndpointAttempts), redacted.
 func (p *Page) recent(ctx context.Context, endpoint string) ([]attemptRow, error) {
-	ds, err := p.o.Store.Deliveries(ctx, bridge.DeliveryFilter{Endpoint: endpoint, Limit: recentAttempts})
+	attempts, err := p.o.Store.EndpointAttempts(ctx, endpoint, recentAttempts)
 	if err != nil {
 		return nil, err
 	}
-	var out []attemptRow
-	for _, d := range ds { // a replayed delivery counts its attempts from 0 again, but keeps them
-		_, attempts, err := p.o.Store.Delivery(ctx, d.ID)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range attempts {
-			a.Error, a.Response = api.Redact(a.Error), api.Redact(a.Response)
-			out = append(out, attemptRow{Attempt: a, DeliveryID: d.ID, Type: d.Type})
-		}
+	out := make([]attemptRow, len(attempts))
+	for i, a := range attempts {
+		a.Error, a.Response = api.Redact(a.Error), api.Redact(a.Response)
+		out[i] = attemptRow{a}
 	}
-	slices.SortFunc(out, func(a, b attemptRow) int { return b.At.Compare(a.At) })
-	return out[:min(len(out), recentAttempts)], nil
+	return out, nil
 }
 
 // pause is POST /endpoints/{name}/pause: the store's DisableEndpoint, with the reason "paused

@@ -107,7 +107,7 @@ func (p *Page) releaseTo(ctx context.Context, id, author string) (string, error)
 		return "", err
 	}
 	if author == "" {
-		return fmt.Sprintf("job %s (%s) released: the bridge tries it again on its next step", j.ID, j.Name), nil
+		return fmt.Sprintf("%q (job %s) released: the bridge tries it again on its next step", j.Name, j.ID), nil
 	}
-	return fmt.Sprintf("job %s released with author %s: the bridge maps and uploads it on its next step", j.ID, author), nil
+	return fmt.Sprintf("%q (job %s) released with author %s: the bridge maps and uploads it on its next step", j.Name, j.ID, author), nil
 }

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strconv"
@@ -23,11 +24,12 @@ type jobsView struct {
 }
 
 // jobs is GET /jobs?state=&source=&q=: the jobs in a state and of a source, newest first,
-// found by external id (a part of it, any case), or by job or transcription id.
+// found by a part of their file name, item, external id, author or owner, or of their job or
+// transcription id, any case (the store's JobFilter.Query).
 func (p *Page) jobs(w http.ResponseWriter, r *http.Request, s *session) error {
 	q := r.URL.Query()
 	v := jobsView{State: q.Get("state"), Source: q.Get("source"), Query: strings.TrimSpace(q.Get("q")), States: stateNames(), Sources: p.o.Sources}
-	f := bridge.JobFilter{Source: v.Source}
+	f := bridge.JobFilter{Source: v.Source, Query: v.Query}
 	if v.State != "" {
 		if !bridge.State(v.State).Valid() {
 			return refuse(http.StatusBadRequest, "state %q: want one of %s", v.State, strings.Join(v.States, ", "))
@@ -39,16 +41,8 @@ func (p *Page) jobs(w http.ResponseWriter, r *http.Request, s *session) error {
 		return err
 	}
 	slices.Reverse(all) // newest first
-	needle := strings.ToLower(v.Query)
-	for _, j := range all {
-		if needle != "" && !strings.Contains(strings.ToLower(j.ExternalID), needle) && j.ID != v.Query && j.TranscriptionID != v.Query {
-			continue
-		}
-		v.Total++
-		if len(v.Jobs) < maxListed {
-			v.Jobs = append(v.Jobs, j)
-		}
-	}
+	v.Total = len(all)
+	v.Jobs = all[:min(len(all), maxListed)]
 	return p.render(w, r, s, http.StatusOK, "jobs.html", "Jobs", v)
 }
 
@@ -125,7 +119,7 @@ func (p *Page) job(w http.ResponseWriter, r *http.Request, s *session) error {
 	if j.State == bridge.StateHeld {
 		v.Picker = p.picker(r)
 	}
-	return p.render(w, r, s, http.StatusOK, "job.html", "Job "+j.ID, v)
+	return p.render(w, r, s, http.StatusOK, "job.html", cmp.Or(j.Name, j.ItemID)+" (job "+j.ID+")", v)
 }
 
 // attemptEvent is one attempt of delivery d on a timeline.

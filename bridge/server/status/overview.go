@@ -24,31 +24,36 @@ type sourceView struct {
 	Jobs     int
 	Last     time.Time
 	LastItem string
+	// Down is true while the source's scans fail (Options.SourceHealth), since DownSince,
+	// with Error the last failure and Failures the failed scans.
+	Down      bool
+	DownSince time.Time
+	Error     string
+	Failures  int
 }
 
-// endpointHealth is an endpoint that is failing: disabled (paused, or after a 410), holding
-// dead letters, or retrying deliveries.
+// endpointHealth is an endpoint's state (bridge.EndpointHealth: its State and Label, its last
+// error) with its name.
 type endpointHealth struct {
-	Name, Disabled string
-	Dead, Retrying int
-	LastStatus     int
-	LastError      string
-	LastAt         time.Time
+	bridge.EndpointHealth
+	Name string
 }
 
 // overviewView is the overview's data.
 type overviewView struct {
-	Counts          []stateCount
-	Total, Held     int
-	Sources         []sourceView
-	SourcesAt       time.Time
-	SourcesErr      string
-	Workspace       *api.Workspace
-	WorkspaceAt     time.Time
-	WorkspaceErr    string
-	RateLimit       string
-	PerMinute       float64
-	Failing         []endpointHealth
+	Counts       []stateCount
+	Total, Held  int
+	Sources      []sourceView
+	SourcesAt    time.Time
+	SourcesErr   string
+	Workspace    *api.Workspace
+	WorkspaceAt  time.Time
+	WorkspaceErr string
+	RateLimit    string
+	PerMinute    float64
+	Failing      []endpointHealth
+	// Alerts are the endpoints failing for their alert_after (endpoint.failing was sent).
+	Alerts          []bridge.EndpointAlert
 	LastExport      *bridge.ExportRun
 	LastExportState string
 	LastExportAgo   string
@@ -74,6 +79,7 @@ func (p *Page) overview(w http.ResponseWriter, r *http.Request, s *session) erro
 	if v.Sources, v.SourcesAt, err = p.sources.get(ctx, now); err != nil {
 		v.SourcesErr = err.Error()
 	}
+	v.Sources = p.withHealth(v.Sources)
 	if p.o.API != nil {
 		if v.Workspace, v.WorkspaceAt, err = p.workspace.get(ctx, now); err != nil {
 			v.WorkspaceErr = api.Redact(err.Error())
@@ -84,6 +90,12 @@ func (p *Page) overview(w http.ResponseWriter, r *http.Request, s *session) erro
 	}
 	if v.Failing, err = p.failing(ctx); err != nil {
 		return err
+	}
+	if v.Alerts, err = p.o.Store.FailingEndpoints(ctx); err != nil {
+		return err
+	}
+	for i := range v.Alerts {
+		v.Alerts[i].Error = api.Redact(v.Alerts[i].Error)
 	}
 	runs, err := p.o.Store.Runs(ctx, "", 1)
 	if err != nil {
@@ -116,6 +128,27 @@ func (p *Page) lastDiscoveries(ctx context.Context) ([]sourceView, error) {
 	return out, nil
 }
 
+// withHealth is sources (cached) with what the scans say now of each (Options.SourceHealth): a
+// source that cannot be read is marked down, with its error and since when. The list is a
+// copy: the cache's is left alone.
+func (p *Page) withHealth(sources []sourceView) []sourceView {
+	if p.o.SourceHealth == nil {
+		return sources
+	}
+	out := slices.Clone(sources)
+	for _, h := range p.o.SourceHealth() {
+		if h.Up {
+			continue
+		}
+		i := slices.IndexFunc(out, func(v sourceView) bool { return v.Name == h.Source })
+		if i < 0 {
+			out, i = append(out, sourceView{Name: h.Source}), len(out)
+		}
+		out[i].Down, out[i].DownSince, out[i].Error, out[i].Failures = true, h.Since, api.Redact(h.Error), h.Failures
+	}
+	return out
+}
+
 // deliveredPerMinute counts the deliveries of the last hour that were delivered within the
 // last rateWindow, per minute.
 func (p *Page) deliveredPerMinute(ctx context.Context, now time.Time) (float64, error) {
@@ -134,44 +167,30 @@ func (p *Page) deliveredPerMinute(ctx context.Context, now time.Time) (float64, 
 
 // failing returns the endpoints that are disabled, hold dead letters or are retrying, by name.
 func (p *Page) failing(ctx context.Context) ([]endpointHealth, error) {
-	byName := map[string]*endpointHealth{}
-	get := func(name string) *endpointHealth {
-		if byName[name] == nil {
-			byName[name] = &endpointHealth{Name: name}
-		}
-		return byName[name]
-	}
-	disabled, err := p.o.Store.DisabledEndpoints(ctx)
+	byName, err := p.health(ctx)
 	if err != nil {
 		return nil, err
-	}
-	for name, reason := range disabled {
-		get(name).Disabled = reason
-	}
-	for _, st := range []bridge.DeliveryStatus{bridge.DeliveryDead, bridge.DeliveryPending} {
-		ds, err := p.o.Store.Deliveries(ctx, bridge.DeliveryFilter{Status: st, Limit: 1000})
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range ds {
-			if st == bridge.DeliveryPending && d.Attempts == 0 {
-				continue // not tried yet: not failing
-			}
-			e := get(d.Endpoint)
-			if st == bridge.DeliveryDead {
-				e.Dead++
-			} else {
-				e.Retrying++
-			}
-			if d.UpdatedAt.After(e.LastAt) {
-				e.LastAt, e.LastStatus, e.LastError = d.UpdatedAt, d.LastStatus, api.Redact(d.LastError)
-			}
-		}
 	}
 	out := make([]endpointHealth, 0, len(byName))
 	for _, e := range byName {
 		out = append(out, *e)
 	}
 	slices.SortFunc(out, func(a, b endpointHealth) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// health returns, by name, the endpoints that are disabled, hold dead letters or are retrying
+// (bridge.EndpointsHealth), their errors redacted; an endpoint missing from it is enabled with
+// nothing failing.
+func (p *Page) health(ctx context.Context) (map[string]*endpointHealth, error) {
+	all, err := bridge.EndpointsHealth(ctx, p.o.Store)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*endpointHealth, len(all))
+	for name, h := range all {
+		h.LastError = api.Redact(h.LastError)
+		out[name] = &endpointHealth{EndpointHealth: *h, Name: name}
+	}
 	return out, nil
 }

@@ -46,13 +46,8 @@ var funcs = template.FuncMap{
 	},
 	"redact": api.Redact,
 	"join":   strings.Join,
-	"short": func(s string) string {
-		if len(s) > 13 {
-			return s[:8] + "…"
-		}
-		return s
-	},
-	"ms": func(f float64) string { return fmt.Sprintf("%.0f ms", f) },
+	"tail":   idTail,
+	"ms":     func(f float64) string { return fmt.Sprintf("%.0f ms", f) },
 	"heldForm": func(j any, pk picker, csrf, here string) heldForm {
 		f := heldForm{Picker: pk, CSRF: csrf, Here: here}
 		switch j := j.(type) {
@@ -64,6 +59,19 @@ var funcs = template.FuncMap{
 		return f
 	},
 	"replayForm": func(id, csrf, here string) replayForm { return replayForm{ID: id, CSRF: csrf, Here: here} },
+}
+
+// tailLen is how many of an id's last characters tell it apart: a UUID's last group, random
+// bits (its first characters are a time, the same for every id made in the same minute).
+const tailLen = 12
+
+// idTail returns the distinguishing end of id after an ellipsis ("…5d1c0e4f9a2b"), or the
+// whole of a short id.
+func idTail(id string) string {
+	if len(id) <= tailLen+1 {
+		return id
+	}
+	return "…" + id[len(id)-tailLen:]
 }
 
 // heldForm is what forms.html's "heldforms" shows: a held job's reassign and release forms.

@@ -2,7 +2,8 @@
 // templates and CSS, no build step, no external assets; it works without JavaScript, and a
 // little script only refreshes the view in place) on the bridge's own HTTP server, from which
 // an admin sees what the bridge is doing and fixes what is stuck: held jobs released or
-// reassigned to a member, dead letters replayed, endpoints paused and resumed.
+// reassigned to a member, dead letters replayed, endpoints paused and resumed, a job forgotten
+// (after a confirmation that lists what it would do).
 //
 // Every action goes through the same domain functions as the command line (bridge.Release,
 // relay.Replay, the store's DisableEndpoint and EnableEndpoint) and is written to the store's
@@ -60,12 +61,19 @@ type Options struct {
 	Store bridge.Store
 	// API is the transcription API (balance, limits, members); nil shows neither.
 	API API
+	// Deleter deletes transcriptions upstream for a job's forget action; nil: the page offers
+	// the command instead.
+	Deleter bridge.Deleter
 	// Token is the admin token; empty only when Loopback is true.
 	Token string
 	// Loopback says the server listens on a loopback address only (see Loopback).
 	Loopback bool
 	// Sources are the configured sources' names.
 	Sources []string
+	// SourceHealth reports what the scans of this process say of each source
+	// (bridge.Pipeline.SourceHealth): one that cannot be read is shown in red on the overview,
+	// with its error and since when. Nil shows none.
+	SourceHealth func() []bridge.SourceHealth
 	// Endpoints are the configured webhook endpoints.
 	Endpoints []Endpoint
 	// Exports are the configured exports, to read the manifests of their runs.
@@ -164,6 +172,8 @@ func (p *Page) Mount(m Mux) {
 	page("GET /{$}", p.overview)
 	page("GET /jobs", p.jobs)
 	page("GET /jobs/{id}", p.job)
+	page("GET /jobs/{id}/forget", p.forgetConfirm)
+	page("POST /jobs/{id}/forget", p.forget)
 	page("GET /held", p.held)
 	page("POST /held/{id}/release", p.release)
 	page("POST /held/{id}/reassign", p.reassign)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
@@ -26,7 +27,7 @@ func BenchmarkConsume(b *testing.B) {
 	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
 		b.Fatal(err)
 	}
-	pub, _ := bus.NewPublisher(db, nil)
+	pub, _ := bus.NewPublisher(watermillsql.BeginnerFromStdSQL(db), nil)
 	batch := make([]*message.Message, 0, 100)
 	for i := range b.N {
 		batch = append(batch, message.NewMessage(string(rune(i)), []byte(`{"event_id":1,"type":"x"}`)))
@@ -67,7 +68,7 @@ func BenchmarkPublish(b *testing.B) {
 			if err := bus.InitializeSchema(context.Background(), db, "events"); err != nil {
 				b.Fatal(err)
 			}
-			pub, _ := bus.NewPublisher(db, nil)
+			pub, _ := bus.NewPublisher(watermillsql.BeginnerFromStdSQL(db), nil)
 			payload := []byte(fmt.Sprintf(`{"event_id":1,"type":"transcription.completed","pad":%q}`, make([]byte, 950)))
 			b.ReportAllocs()
 			b.ResetTimer()

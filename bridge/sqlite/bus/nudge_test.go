@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
@@ -17,7 +18,7 @@ func TestNudge(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := openDB(t, filepath.Join(t.TempDir(), "bus.db"))
-	pub, err := bus.NewPublisher(db, nil)
+	pub, err := bus.NewPublisher(watermillsql.BeginnerFromStdSQL(db), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

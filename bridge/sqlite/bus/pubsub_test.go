@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/pubsub/tests"
 	_ "github.com/mattn/go-sqlite3"
@@ -38,7 +39,7 @@ func TestPubSub(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			db := openDB(t, filepath.Join(t.TempDir(), "bus.db"))
 			constructor := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
-				pub, err := bus.NewPublisher(db, nil)
+				pub, err := bus.NewPublisher(watermillsql.BeginnerFromStdSQL(db), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -73,7 +74,7 @@ func TestRolledBackPublishesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pub, err := bus.NewPublisher(tx, nil)
+		pub, err := bus.NewPublisher(watermillsql.TxFromStdSQL(tx), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func TestHandlerWritesOnTheOnlyConnection(t *testing.T) {
 	if _, err := db.Exec(`CREATE TABLE seen (uuid TEXT)`); err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := bus.NewPublisher(db, nil)
+	pub, _ := bus.NewPublisher(watermillsql.BeginnerFromStdSQL(db), nil)
 	for _, id := range []string{"a", "b", "c"} {
 		if err := pub.Publish("events", message.NewMessage(id, nil)); err != nil {
 			t.Fatal(err)
@@ -175,7 +176,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := bus.NewPublisher(db, nil)
+	pub, _ := bus.NewPublisher(watermillsql.BeginnerFromStdSQL(db), nil)
 	if err := pub.Publish("events", message.NewMessage("m1", nil)); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
-	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v3/pkg/sql"
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 )
 
@@ -92,7 +92,7 @@ func (r *reader) stopping(ctx context.Context) bool {
 	}
 }
 
-func (r *reader) exec(ctx context.Context, db watermillsql.ContextExecutor, q watermillsql.Query) (int64, error) {
+func (r *reader) exec(ctx context.Context, db execer, q watermillsql.Query) (int64, error) {
 	res, err := db.ExecContext(ctx, q.Query, q.Args...)
 	if err != nil {
 		return 0, err
@@ -155,14 +155,17 @@ func (r *reader) readIn(ctx context.Context, tx *sql.Tx, now time.Time) ([]water
 		return nil, err // n == 0: the lease is another reader's
 	}
 	r.held = true
-	q := r.s.schema.SelectQuery(r.topic, r.s.cfg.ConsumerGroup, r.s.offsets)
+	q, err := r.s.schema.SelectQuery(watermillsql.SelectQueryParams{Topic: r.topic, ConsumerGroup: r.s.cfg.ConsumerGroup, OffsetsAdapter: r.s.offsets})
+	if err != nil {
+		return nil, err
+	}
 	rows, err := tx.QueryContext(ctx, q.Query, q.Args...)
 	if err != nil {
 		return nil, err
 	}
 	var out []watermillsql.Row
 	for rows.Next() {
-		row, err := r.s.schema.UnmarshalMessage(rows)
+		row, err := r.s.schema.UnmarshalMessage(watermillsql.UnmarshalMessageParams{Row: rows})
 		if err != nil {
 			rows.Close()
 			return nil, err

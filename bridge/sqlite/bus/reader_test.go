@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/mattn/go-sqlite3"
 
@@ -47,7 +48,7 @@ func publishN(t testing.TB, db *sql.DB, n int) {
 	if err := bus.InitializeSchema(context.Background(), db, "events"); err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := bus.NewPublisher(db, nil)
+	pub, _ := bus.NewPublisher(watermillsql.BeginnerFromStdSQL(db), nil)
 	var msgs []*message.Message
 	for range n {
 		msgs = append(msgs, message.NewMessage(watermill.NewUUID(), []byte(`{}`)))

@@ -3,11 +3,11 @@
 // a lease-based Subscriber that never holds a transaction while a handler runs.
 //
 // Why not watermill-sql's own Subscriber over these adapters (issue 15 evaluated it): it keeps
-// one transaction open from SELECT to ack while the handler runs. In watermill-sql v3.1.0
-// pkg/sql/subscriber.go, Subscriber.query begins it (BeginTx, line 264), processMessage runs the
-// consumed query on it and hands the message out with the tx in its context (lines 389, 402),
-// sendMessage waits for the handler's Ack (line 434), and only then come the ack query and the
-// commit (lines 349, 278). On SQLite (one writer) that either blocks every other writer for the
+// one transaction open from SELECT to ack while the handler runs. In watermill-sql v4.1.2
+// pkg/sql/subscriber.go, Subscriber.query begins it (BeginTx, line 273), processMessage runs the
+// consumed query on it and hands the message out with the tx in its context (lines 401, 431),
+// sendMessage waits for the handler's Ack (line 463), and only then come the ack query and the
+// commit (lines 356, 287). On SQLite (one writer) that either blocks every other writer for the
 // handler's whole run (BEGIN IMMEDIATE: the relay's own writes wait on it) or fails the ack with
 // SQLITE_BUSY_SNAPSHOT (a deferred read transaction upgraded after another write).
 //
@@ -26,7 +26,7 @@ import (
 	"fmt"
 	"strings"
 
-	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v3/pkg/sql"
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 )
 
@@ -49,9 +49,10 @@ func table(kind, topic string) string {
 func messagesTable(topic string) string { return table("watermill_", topic) }
 func offsetsTable(topic string) string  { return table("watermill_offsets_", topic) }
 
-// InsertQuery implements watermillsql.SchemaAdapter: one INSERT for all msgs. It fails when a
-// message's metadata cannot be marshalled.
-func (a SchemaAdapter) InsertQuery(topic string, msgs message.Messages) (watermillsql.Query, error) {
+// InsertQuery implements watermillsql.SchemaAdapter: one INSERT for all of p.Msgs. It fails
+// when a message's metadata cannot be marshalled.
+func (a SchemaAdapter) InsertQuery(p watermillsql.InsertQueryParams) (watermillsql.Query, error) {
+	topic, msgs := p.Topic, p.Msgs
 	if len(msgs) == 0 {
 		return watermillsql.Query{}, fmt.Errorf("insert into %s: no messages", topic)
 	}
@@ -72,24 +73,24 @@ func (a SchemaAdapter) InsertQuery(topic string, msgs message.Messages) (watermi
 
 // SelectQuery implements watermillsql.SchemaAdapter: the next batch after the group's acked
 // offset, oldest first.
-func (a SchemaAdapter) SelectQuery(topic, consumerGroup string, _ watermillsql.OffsetsAdapter) watermillsql.Query {
+func (a SchemaAdapter) SelectQuery(p watermillsql.SelectQueryParams) (watermillsql.Query, error) {
 	batch := a.BatchSize
 	if batch <= 0 {
 		batch = 100
 	}
 	return watermillsql.Query{
-		Query: `SELECT "offset", uuid, payload, metadata FROM ` + messagesTable(topic) + `
-			WHERE "offset" > COALESCE((SELECT offset_acked FROM ` + offsetsTable(topic) + ` WHERE consumer_group = ?), 0)
+		Query: `SELECT "offset", uuid, payload, metadata FROM ` + messagesTable(p.Topic) + `
+			WHERE "offset" > COALESCE((SELECT offset_acked FROM ` + offsetsTable(p.Topic) + ` WHERE consumer_group = ?), 0)
 			ORDER BY "offset" LIMIT ?`,
-		Args: []any{consumerGroup, batch},
-	}
+		Args: []any{p.ConsumerGroup, batch},
+	}, nil
 }
 
 // UnmarshalMessage implements watermillsql.SchemaAdapter. It fails on a row whose metadata is
 // not a JSON object of strings.
-func (a SchemaAdapter) UnmarshalMessage(row watermillsql.Scanner) (watermillsql.Row, error) {
+func (a SchemaAdapter) UnmarshalMessage(p watermillsql.UnmarshalMessageParams) (watermillsql.Row, error) {
 	var r watermillsql.Row
-	if err := row.Scan(&r.Offset, &r.UUID, &r.Payload, &r.Metadata); err != nil {
+	if err := p.Row.Scan(&r.Offset, &r.UUID, &r.Payload, &r.Metadata); err != nil {
 		return r, fmt.Errorf("scan message: %w", err)
 	}
 	md := message.Metadata{}
@@ -104,14 +105,14 @@ func (a SchemaAdapter) UnmarshalMessage(row watermillsql.Scanner) (watermillsql.
 }
 
 // SchemaInitializingQueries implements watermillsql.SchemaAdapter.
-func (a SchemaAdapter) SchemaInitializingQueries(topic string) []watermillsql.Query {
-	return []watermillsql.Query{{Query: `CREATE TABLE IF NOT EXISTS ` + messagesTable(topic) + ` (
+func (a SchemaAdapter) SchemaInitializingQueries(p watermillsql.SchemaInitializingQueriesParams) ([]watermillsql.Query, error) {
+	return []watermillsql.Query{{Query: `CREATE TABLE IF NOT EXISTS ` + messagesTable(p.Topic) + ` (
 		"offset"   INTEGER PRIMARY KEY AUTOINCREMENT,
 		uuid       TEXT NOT NULL,
 		payload    BLOB,
 		metadata   TEXT NOT NULL DEFAULT '{}',
 		created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-	)`}}
+	)`}}, nil
 }
 
 // SubscribeIsolationLevel implements watermillsql.SchemaAdapter: SQLite transactions are

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
-	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v3/pkg/sql"
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/mattn/go-sqlite3"
 )
@@ -120,19 +120,32 @@ func NewSubscriber(db *sql.DB, cfg SubscriberConfig, logger watermill.LoggerAdap
 		logger: logger.With(watermill.LogFields{"subscriber_id": id}), closing: make(chan struct{})}, nil
 }
 
-// NewPublisher returns watermill-sql's Publisher writing with this package's schema to db, a
-// *sql.DB or a *sql.Tx: a message published on a transaction exists only if it commits. It
-// fails only on a nil db.
-func NewPublisher(db watermillsql.ContextExecutor, logger watermill.LoggerAdapter) (*watermillsql.Publisher, error) {
-	return watermillsql.NewPublisher(db, watermillsql.PublisherConfig{SchemaAdapter: SchemaAdapter{}}, logger)
+// execer is what runs the package's own statements: a *sql.DB, *sql.Conn or *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// InitializeSchema creates topic's tables in db when missing. It fails on an invalid topic name.
-func InitializeSchema(ctx context.Context, db watermillsql.ContextExecutor, topic string) error {
+// NewPublisher returns watermill-sql's Publisher writing with this package's schema to db: a
+// *sql.DB (wrapped by watermillsql.BeginnerFromStdSQL), or a *sql.Tx (wrapped by
+// watermillsql.TxFromStdSQL) so that the message exists only if the transaction commits. It
+// fails only on a nil db.
+func NewPublisher(db watermillsql.ContextExecutor, logger watermill.LoggerAdapter) (*watermillsql.Publisher, error) {
+	pub, err := watermillsql.NewPublisher(db, watermillsql.PublisherConfig{SchemaAdapter: SchemaAdapter{}}, logger)
+	if err != nil {
+		return nil, fmt.Errorf("bus: %w", err)
+	}
+	return pub, nil
+}
+
+// InitializeSchema creates topic's tables in db (a *sql.DB or *sql.Tx) when missing. It fails on
+// an invalid topic name or a database error.
+func InitializeSchema(ctx context.Context, db execer, topic string) error {
 	if err := validTopic(topic); err != nil {
 		return err
 	}
-	qs := append(SchemaAdapter{}.SchemaInitializingQueries(topic), OffsetsAdapter{}.SchemaInitializingQueries(topic)...)
+	messages, _ := SchemaAdapter{}.SchemaInitializingQueries(watermillsql.SchemaInitializingQueriesParams{Topic: topic})
+	offsets, _ := OffsetsAdapter{}.SchemaInitializingQueries(watermillsql.OffsetsSchemaInitializingQueriesParams{Topic: topic})
+	qs := append(messages, offsets...)
 	for _, q := range qs {
 		// A schema change racing another connection's write can be refused at once ("database
 		// is locked", without the busy timeout's wait): it is tried again for a few seconds.
@@ -173,7 +186,8 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 			return nil, err
 		}
 	}
-	for _, q := range s.offsets.BeforeSubscribingQueries(topic, s.cfg.ConsumerGroup) {
+	before, _ := s.offsets.BeforeSubscribingQueries(watermillsql.BeforeSubscribingQueriesParams{Topic: topic, ConsumerGroup: s.cfg.ConsumerGroup})
+	for _, q := range before {
 		if _, err := s.db.ExecContext(ctx, q.Query, q.Args...); err != nil {
 			return nil, fmt.Errorf("bus: subscribe %s: %w", topic, err)
 		}

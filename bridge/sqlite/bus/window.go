@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v3/pkg/sql"
+	watermillsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
 	"github.com/ThreeDotsLabs/watermill/message"
 )
 
