@@ -11,7 +11,7 @@ import (
 // minutes of synthetic time and checks every sliding one-minute window.
 func TestLimiterNeverExceedsTheWindow(t *testing.T) {
 	for _, perMinute := range []int{500, 30, 7} {
-		l := limiter(perMinute)
+		l := limiter(perMinute, time.Minute)
 		start := time.Unix(1_700_000_000, 0)
 		var allowed []time.Time
 		for ms := 0; ms < 5*60*1000; ms++ {
@@ -30,7 +30,13 @@ func TestLimiterNeverExceedsTheWindow(t *testing.T) {
 		if most > perMinute {
 			t.Errorf("limiter(%d) let %d requests into one minute", perMinute, most)
 		}
-		if total := len(allowed); total < perMinute*4 {
+		// Sustained, at least 0.95 of the figure at the service's 500 (a backfill's goal is 0.9
+		// of it, tracking included); small figures lose their one token of burst to the bound.
+		want := 0.95
+		if perMinute < 100 {
+			want = 0.8
+		}
+		if total := len(allowed); float64(total) < want*float64(perMinute*5) {
 			t.Errorf("limiter(%d) allowed only %d in five minutes", perMinute, total)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Result is one figure of a workload.
@@ -92,6 +93,12 @@ type Env struct {
 	Short bool
 	// Log receives progress lines for a human (never nil: io.Discard when quiet).
 	Log io.Writer
+	// Duration is how long a workload that runs for a set time runs (bridge bench soak
+	// --duration); zero is its default.
+	Duration time.Duration
+	// Relay says where the relay workload runs (bridge bench relay's --store, --bus,
+	// --replicas, --dsn, --nats-url); the zero value is the embedded SQLite default.
+	Relay RelayOptions
 }
 
 // Logf writes one progress line.

@@ -31,6 +31,19 @@ import (
 //
 // It fails when a run cannot be set up or does not finish in 10 minutes.
 func Relay(ctx context.Context, env Env) (*Report, error) {
+	o := &env.Relay
+	o.Store, o.Bus, o.Replicas = cmp.Or(o.Store, "sqlite"), cmp.Or(o.Bus, "sql"), max(o.Replicas, 1)
+	o.DSN, o.NATSURL = envOr(o.DSN, "BRIDGE_TEST_POSTGRES_DSN"), envOr(o.NATSURL, "BRIDGE_TEST_NATS_URL")
+	switch {
+	case o.Store == "postgres" && (o.Bus == "sql" || o.Bus == "nats"):
+		return relayScale(ctx, env)
+	case o.Store != "sqlite" && o.Store != "postgres":
+		return nil, fmt.Errorf("bench relay: --store %q is not sqlite or postgres", o.Store)
+	case o.Bus != "sql" && o.Bus != "nats":
+		return nil, fmt.Errorf("bench relay: --bus %q is not sql or nats", o.Bus)
+	case o.Bus != "sql" || o.Replicas != 1:
+		return nil, fmt.Errorf("bench relay: --bus nats and --replicas above 1 need --store postgres")
+	}
 	jobs, perJob, paced := 5000, 2, 5*time.Second
 	if env.Short {
 		jobs, perJob, paced = 150, 2, time.Second

@@ -217,6 +217,11 @@ func (sb *uploadSandbox) curlUpload(ctx context.Context, curl, path string, size
 	if err := sb.reset(ctx); err != nil {
 		return 0, err
 	}
+	return sb.curlSend(ctx, curl, path, size)
+}
+
+// curlSend is curlUpload without the reset: one of several at once.
+func (sb *uploadSandbox) curlSend(ctx context.Context, curl, path string, size int64) (float64, error) {
 	cmd := exec.CommandContext(ctx, curl, "-s", "-S", "-T", path, "-X", "POST", "-o", "/dev/null",
 		"-w", "%{http_code} %{time_total}",
 		"-H", "Authorization: Bearer "+sandbox.LocalKey,

@@ -42,10 +42,13 @@ func DefaultReplica() string {
 func (p *Pipeline) lead(ctx context.Context, name string) bool {
 	ok, err := p.Store.Lease(ctx, name, p.Replica, p.now(), p.Lease)
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !p.noSpace(err) {
 			p.log().Warn("lease", "lease", name, "error", err)
 		}
 		return false
+	}
+	if ok {
+		p.spaceAgain() // a lease taken or renewed is a write that went through
 	}
 	return ok
 }

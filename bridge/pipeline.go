@@ -105,6 +105,12 @@ type Pipeline struct {
 	lastKeepAlive time.Time
 	// watch is the mapping generation CheckMapping saw last.
 	watch mappingWatch
+	// space notes writes refused for want of space (DiskFull).
+	space spaceWatch
+	// lastBalance is the workspace's available minutes as StartUploads last read them, at
+	// lastBalanceAt (see balanceFresh).
+	lastBalance   float64
+	lastBalanceAt time.Time
 	// health is what this process's scans say of each source (SourceHealth).
 	health sourceHealth
 }

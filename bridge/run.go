@@ -98,7 +98,7 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 		}
 		if time.Since(lastMapping) >= o.MappingInterval {
 			lastMapping = time.Now()
-			if err := p.CheckMapping(ctx); err != nil && ctx.Err() == nil {
+			if err := p.CheckMapping(ctx); err != nil && ctx.Err() == nil && !p.noSpace(err) {
 				p.log().Error("mapping", "error", err)
 			}
 		}
@@ -110,10 +110,14 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 			p.keepAlive(ctx, &uploads, o.KeepAlive)
 		}
 		if err := p.Step(ctx, &uploads, track); err != nil && ctx.Err() == nil {
-			if errors.Is(err, api.ErrUnreachable) {
+			switch {
+			case p.noSpace(err):
+				// Logged once per outage; every step and scan tries again, and the first write
+				// that goes through ends it (spaceAgain).
+			case errors.Is(err, api.ErrUnreachable):
 				// Waited out: every step tries again (each call first retries for a few seconds).
 				p.log().Warn("the API cannot be reached; jobs wait and the bridge keeps trying", "error", err)
-			} else {
+			default:
 				p.log().Error("step", "error", err)
 			}
 		}
@@ -161,7 +165,10 @@ func (p *Pipeline) settled(ctx context.Context) (bool, error) {
 func (p *Pipeline) scanLogged(ctx context.Context, name string) {
 	ran, err := p.scanOnce(ctx, name)
 	if ctx.Err() != nil || (!ran && err == nil) {
-		return // stopping, or another replica holds the source's lease
+		return // stopping, or another replica holds the source's lease (or the store's disk is full: lead)
+	}
+	if p.noSpace(err) {
+		return // the store's disk, not the source: logged once per outage (DiskFull)
 	}
 	p.noteScan(name, err)
 }

@@ -21,20 +21,20 @@ func (l *rateLimiter) reset() {
 	l.mu.Unlock()
 }
 
-// allow records a request at now when fewer than limit fell in the last minute; otherwise it
-// returns false and how long until the oldest of them leaves the window.
-func (l *rateLimiter) allow(id string, limit int, now time.Time) (bool, time.Duration) {
+// allow records a request at now when fewer than limit fell in the last window (a minute);
+// otherwise it returns false and how long until the oldest of them leaves the window.
+func (l *rateLimiter) allow(id string, limit int, window time.Duration, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	win := l.windows[id]
 	cut := 0
-	for cut < len(win) && now.Sub(win[cut]) >= time.Minute {
+	for cut < len(win) && now.Sub(win[cut]) >= window {
 		cut++
 	}
 	win = win[cut:]
 	if len(win) >= limit {
 		l.windows[id] = win
-		return false, time.Minute - now.Sub(win[0])
+		return false, window - now.Sub(win[0])
 	}
 	l.windows[id] = append(win, now)
 	return true, 0
@@ -49,7 +49,7 @@ func (s *Server) rateLimit(class string, next http.HandlerFunc) http.Handler {
 		if class == classDelete {
 			limit = s.opts.DeleteRate
 		}
-		ok, wait := s.limits.allow(p.keyHash+"/"+class, limit, s.now())
+		ok, wait := s.limits.allow(p.keyHash+"/"+class, limit, s.opts.RateWindow, s.now())
 		if !ok {
 			secs := int(math.Ceil(wait.Seconds()))
 			writeRetryError(w, r, http.StatusTooManyRequests, "rate_limit_exceeded",

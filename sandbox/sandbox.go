@@ -42,6 +42,11 @@ type Options struct {
 	UploadTimeout time.Duration
 	// DataRate and DeleteRate are the per-key requests per minute (defaults 500 and 30).
 	DataRate, DeleteRate int
+	// RateWindow is the span DataRate and DeleteRate count over (default a minute, the
+	// service's): a tenth of a minute runs the limits ten times faster, so a benchmark at the
+	// limit (bridge bench backfill) takes a tenth of the time. The client must be told the same
+	// (api.Config.RateWindow).
+	RateWindow time.Duration
 	// Logf receives one line per notable event (startup, reset); nil discards.
 	Logf func(format string, args ...any)
 }
@@ -64,6 +69,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.DataRate == 0 {
 		o.DataRate = 500
+	}
+	if o.RateWindow <= 0 {
+		o.RateWindow = time.Minute
 	}
 	if o.DeleteRate == 0 {
 		o.DeleteRate = 30

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
+	"github.com/transcript-bridge/bridge/bridge"
 )
 
 // API is what an export needs of the transcription service.
@@ -152,7 +153,7 @@ func (rw *runWriter) writeManifest(ctx context.Context, name string) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("manifest: %w", err)
+		return fmt.Errorf("manifest: %w", bridge.NoSpace(rw.dest.String(), err))
 	}
 	return nil
 }
@@ -167,7 +168,7 @@ func (e *Exporter) progress(done, total int) {
 func download(dest Destination, body io.Reader) (string, int64, string, error) {
 	f, err := dest.Temp()
 	if err != nil {
-		return "", 0, "", err
+		return "", 0, "", bridge.NoSpace(dest.String(), err)
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, h), body)
@@ -176,7 +177,7 @@ func download(dest Destination, body io.Reader) (string, int64, string, error) {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return "", 0, "", err
+		return "", 0, "", bridge.NoSpace(dest.String(), err) // a full destination, named
 	}
 	return f.Name(), n, hex.EncodeToString(h.Sum(nil)), nil
 }

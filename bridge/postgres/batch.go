@@ -18,6 +18,16 @@ import (
 func (s *Store) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		reset(b)
+		// A batch without fan-outs (records, claims, releases) need not wait for the WAL
+		// flush: lost with the log's last moments in a crash of the server, its deliveries
+		// are only claimed and sent again, with the webhook-ids they have. A fan-out waits:
+		// its deliveries are sent as soon as it returns, and one lost would be made again
+		// with new webhook-ids.
+		if len(b.FanOuts) == 0 {
+			if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+				return fmt.Errorf("set synchronous_commit: %w", err)
+			}
+		}
 		for _, d := range b.Releases {
 			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_until = 0, next_attempt_at = LEAST(next_attempt_at, $3)
 				WHERE id = $1 AND lease_until = $2`, d.ID, nanos(d.LeaseUntil), b.Now.UnixNano()); err != nil {

@@ -51,7 +51,7 @@ func (s *Store) Bus(cfg bus.SubscriberConfig, logger watermill.LoggerAdapter) (*
 	if cfg.ConsumerGroup == "" {
 		cfg.ConsumerGroup = "relay"
 	}
-	sub, err := bus.NewSubscriber(s.db, cfg, logger)
+	sub, err := bus.NewSubscriber(s.busDB, cfg, logger) // reads and acks need not wait for the flush (asyncCommits)
 	if err != nil {
 		return nil, nil, err
 	}

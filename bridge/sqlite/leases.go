@@ -15,7 +15,7 @@ func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, t
 		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
 		WHERE leases.holder = excluded.holder OR leases.until <= ?`, name, holder, now.Add(ttl).UnixNano(), now.UnixNano())
 	if err != nil {
-		return false, fmt.Errorf("lease %s for %s: %w", name, holder, err)
+		return false, fmt.Errorf("lease %s for %s: %w", name, holder, s.noSpace(err))
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
@@ -24,7 +24,7 @@ func (s *Store) Lease(ctx context.Context, name, holder string, now time.Time, t
 // Release implements bridge.LeaseStore.
 func (s *Store) Release(ctx context.Context, name, holder string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE name = ? AND holder = ?`, name, holder); err != nil {
-		return fmt.Errorf("release lease %s of %s: %w", name, holder, err)
+		return fmt.Errorf("release lease %s of %s: %w", name, holder, s.noSpace(err))
 	}
 	return nil
 }

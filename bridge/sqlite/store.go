@@ -27,6 +27,8 @@ import (
 // Store is the SQLite Store.
 type Store struct {
 	db *sql.DB
+	// path is the database file, named by the errors of writes refused for want of space.
+	path string
 	// emitted is set by a transaction that wrote events; its commit then nudges the bus
 	// subscribers made by Bus (subs), which read them at once instead of at their next poll.
 	// Transactions run one at a time (one connection), so the flag is the running one's.
@@ -58,7 +60,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// One connection: SQLite has one writer; this keeps our own goroutines from SQLITE_BUSY.
 	// Transactions are short and never span an HTTP call.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db}
+	s := &Store{db: db, path: path}
 	if err := s.wal(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w", path, err)
@@ -133,12 +135,12 @@ func isBusy(err error) bool {
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return s.noSpace(err)
 	}
 	if err := fn(tx); err != nil {
 		s.emitted.Store(false) // before the rollback frees the connection for the next
 		tx.Rollback()
-		return err
+		return s.noSpace(err)
 	}
 	emitted := s.emitted.Swap(false) // before the commit frees the connection for the next
 	err = tx.Commit()
@@ -149,7 +151,19 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		}
 		s.subs.Unlock()
 	}
-	return err
+	return s.noSpace(err)
+}
+
+// noSpace returns err as a *bridge.NoSpaceError naming the database file when SQLite refused
+// the write for want of space (SQLITE_FULL, or an I/O error whose errno is ENOSPC, EDQUOT or
+// EFBIG): a full disk rolls the transaction back and leaves the file intact, and the caller
+// tries again once space is freed. Other errors are returned unchanged.
+func (s *Store) noSpace(err error) error {
+	var e sqlite3.Error
+	if errors.As(err, &e) && (e.Code == sqlite3.ErrFull || bridge.IsNoSpaceErrno(e.SystemErrno)) {
+		return &bridge.NoSpaceError{Path: s.path, Err: err}
+	}
+	return bridge.NoSpace(s.path, err)
 }
 
 const jobCols = `id, recording, state, reason, hold, author, external_id, metadata, idempotency_key, attempt_at, attempts,

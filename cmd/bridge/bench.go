@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,12 +20,13 @@ import (
 func newBenchCmd() *cobra.Command {
 	var asJSON, short, report bool
 	var plot string
+	var relayOpts, duration = bench.RelayOptions{}, time.Duration(0) // bench relay's and soak's flags
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure the relay, uploads, discovery and tracking beside their references",
+		Short: "Measure the relay, uploads, discovery, tracking, a backfill and a soak beside their references",
 		Long: `bench runs a workload and its reference side by side in this process and prints a table:
-figure, bridge, reference, ratio, goal, pass/fail. "bench all" runs every workload.
-"bench all" runs each workload in a process of its own (this binary again), so what one leaves
+figure, bridge, reference, ratio, goal, pass/fail. "bench all" runs every workload but the
+soak (an hour), each in a process of its own (this binary again), so what one leaves
 in memory does not count in the next one's peak RSS. Exit 0 when every figure meets its goal,
 1 when one misses it. BENCHMARKS.md says what bounds each figure.`,
 	}
@@ -39,7 +42,7 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 				return err
 			}
 			defer os.RemoveAll(dir)
-			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr()}
+			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr(), Relay: relayOpts, Duration: duration}
 			var results []bench.Result
 			var charts []bench.Chart
 			for _, name := range names {
@@ -86,10 +89,30 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 		}
 	}
 	for _, name := range bench.Names() {
-		cmd.AddCommand(&cobra.Command{Use: name, Short: "Run the " + name + " workload and its reference", Args: cobra.NoArgs, RunE: run([]string{name}, false)})
+		sub := &cobra.Command{Use: name, Short: "Run the " + name + " workload and its reference", Args: cobra.NoArgs, RunE: run([]string{name}, false)}
+		benchFlags(sub, name, &relayOpts, &duration)
+		cmd.AddCommand(sub)
 	}
-	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload: " + strings.Join(bench.Names(), ", "), Args: cobra.NoArgs, RunE: run(bench.Names(), true)})
+	all := slices.DeleteFunc(bench.Names(), func(n string) bool { return n == "soak" }) // it runs an hour
+	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload but soak: " + strings.Join(all, ", "), Args: cobra.NoArgs, RunE: run(all, true)})
 	return cmd
+}
+
+// benchFlags gives workload name's subcommand its own flags: where the relay runs, how long
+// the soak runs.
+func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, duration *time.Duration) {
+	f := sub.Flags()
+	switch name {
+	case "relay":
+		f.StringVar(&relayOpts.Store, "store", "sqlite", "the store: sqlite (the embedded default) or postgres (a database of the run's own, dropped afterwards)")
+		f.StringVar(&relayOpts.Bus, "bus", "sql", "the bus with --store postgres: sql (the store's own) or nats (a stream of the run's own, deleted afterwards)")
+		f.IntVar(&relayOpts.Replicas, "replicas", 1, "relays sharing the work with --store postgres, each as a replica of bridge run; above 1 also runs one replica for relay_scaling")
+		f.StringVar(&relayOpts.DSN, "dsn", "", "the PostgreSQL server (default $BRIDGE_TEST_POSTGRES_DSN)")
+		f.StringVar(&relayOpts.NATSURL, "nats-url", "", "the NATS server (default $BRIDGE_TEST_NATS_URL)")
+		f.IntVar(&relayOpts.NATSMaxInFlight, "nats-max-in-flight", 0, "bus.max_in_flight of the NATS bus (default its own, 1: strict order)")
+	case "soak":
+		f.DurationVar(duration, "duration", 0, "how long the soak runs (default 1h; 2m with --short)")
+	}
 }
 
 // childReport is what a child of bench all prints (--child-report).

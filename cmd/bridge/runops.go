@@ -79,8 +79,8 @@ const busIdle = time.Minute
 // readyChecks are the checks of GET /readyz for the running bridge d: the store answers a
 // cheap query, its schema is the one this binary carries, the API answered within three poll
 // intervals (bridge run asks GET /workspace itself when nothing else did within one), the
-// relay reads the bus, and (advisory: it leaves the bridge ready) every source this process
-// scans can be read. None calls the API.
+// relay reads the bus, the pipeline's writes are not refused for want of space, and (advisory:
+// it leaves the bridge ready) every source this process scans can be read. None calls the API.
 func readyChecks(d *serveDeps) []server.Check {
 	known := sqlite.SchemaVersion()
 	if d.cfg.Store.Driver == "postgres" {
@@ -101,6 +101,11 @@ func readyChecks(d *serveDeps) []server.Check {
 	}
 	if d.relay != nil {
 		checks = append(checks, server.BusCheck(func(ctx context.Context) error { return d.relay.Consuming(ctx, busIdle) }))
+	}
+	if d.pipeline != nil {
+		// A write refused for want of space (the store's disk full): unready until one goes
+		// through again, with the error naming the path.
+		checks = append(checks, server.Check{Name: "disk", Run: func(context.Context) error { return d.pipeline.DiskFull() }})
 	}
 	return checks
 }

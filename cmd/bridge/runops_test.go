@@ -108,10 +108,10 @@ sources:
 		json.Unmarshal([]byte(body), &rd)
 		return code, rd
 	}
-	eventually(t, "/readyz 200 with its five checks", &errb, func() bool {
+	eventually(t, "/readyz 200 with its six checks", &errb, func() bool {
 		code, rd := readiness()
 		sources := slices.IndexFunc(rd.Checks, func(c server.CheckResult) bool { return c.Name == "sources" && c.OK })
-		return code == 200 && rd.Status == "ready" && len(rd.Checks) == 5 && sources >= 0
+		return code == 200 && rd.Status == "ready" && len(rd.Checks) == 6 && sources >= 0
 	})
 	eventually(t, "the recording done in /metrics", &errb, func() bool {
 		_, body := get("/metrics")

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"time"
+)
+
+// soakSample is one look at the process during a soak.
+type soakSample struct {
+	at         time.Duration // since the soak began
+	rss        float64       // MiB: anonymous memory resident (RssAnon)
+	rssAll     float64       // MiB: everything resident (VmRSS), the binary's pages included
+	goroutines float64
+	files      float64 // open file descriptors
+	dbSize     float64 // MiB: the database file
+	walSize    float64 // MiB: its write-ahead log
+	jobs       float64 // jobs stored
+}
+
+// floor keeps the fewest goroutines and open files seen since the last sample: read every 2 s
+// (look), so what a sample judges is what stayed the whole interval, not the connections a
+// fault window opened and the pools keep idle for a while (3 goroutines and 2 descriptors
+// each): a leak raises the floor.
+type floor struct {
+	goroutines, files float64
+}
+
+// look reads the goroutines and open files once, keeping the fewest.
+func (f *floor) look() {
+	f.goroutines = min(f.goroutines, float64(runtime.NumGoroutine()))
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		f.files = min(f.files, float64(len(fds)))
+	}
+}
+
+// reset forgets what was seen.
+func (f *floor) reset() { f.goroutines, f.files = math.Inf(1), math.Inf(1) }
+
+// takeSample returns the sample at at: the floor's goroutines and open files (then reset), the
+// resident set, and the size of the database at dbPath and of its -wal file. The resident set
+// judged is the anonymous memory (RssAnon: the heap, SQLite's and the runtime's allocations,
+// stacks), not the pages of the binary and of mapped files, which the kernel maps in as code
+// first runs (an hour's faults reach paths the first minutes did not) and takes back under
+// pressure. The heap is collected and returned to the system first (debug.FreeOSMemory), so it
+// is what the process holds, not what the collector has yet to free.
+func takeSample(at time.Duration, dbPath string, jobs int, f *floor) soakSample {
+	f.look()
+	s := soakSample{at: at, jobs: float64(jobs), goroutines: f.goroutines, files: f.files}
+	f.reset()
+	debug.FreeOSMemory()
+	if rss, err := procStatus("RssAnon"); err == nil {
+		s.rss = float64(rss) / (1 << 20)
+	}
+	if rss, err := procStatus("VmRSS"); err == nil {
+		s.rssAll = float64(rss) / (1 << 20)
+	}
+	if st, err := os.Stat(dbPath); err == nil {
+		s.dbSize = float64(st.Size()) / (1 << 20)
+	}
+	if st, err := os.Stat(dbPath + "-wal"); err == nil {
+		s.walSize = float64(st.Size()) / (1 << 20)
+	}
+	return s
+}
+
+// String is the line printed per sample.
+func (s soakSample) String() string {
+	return fmt.Sprintf("t=%s rss_anon=%.1fMiB rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB",
+		s.at.Round(time.Second), s.rss, s.rssAll, s.goroutines, s.files, s.dbSize, s.walSize, s.jobs, s.perJob()*1024)
+}
+
+// perJob is the database file's MiB per job stored: the trickle adds jobs at a steady rate, so
+// the file grows with them; what it takes per job must not.
+func (s soakSample) perJob() float64 {
+	if s.jobs == 0 {
+		return 0
+	}
+	return s.dbSize / s.jobs
+}
+
+// growth fits a line (least squares) through the samples of the run's second half of value,
+// and returns how much that line rises over the second half, as a fraction of its value at
+// the half-way point: 0.05 is 5%. A fitted line is not moved by one sample's noise (a GC
+// cycle, a checkpoint) as a comparison of two samples would be. It returns 0 with fewer than
+// three samples.
+func growth(samples []soakSample, total time.Duration, value func(soakSample) float64) float64 {
+	var xs, ys []float64
+	for _, s := range samples {
+		if s.at >= total/2 {
+			xs, ys = append(xs, s.at.Seconds()), append(ys, value(s))
+		}
+	}
+	if len(xs) < 3 {
+		return 0
+	}
+	var mx, my float64
+	for i := range xs {
+		mx, my = mx+xs[i], my+ys[i]
+	}
+	mx, my = mx/float64(len(xs)), my/float64(len(ys))
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if sxx == 0 {
+		return 0
+	}
+	slope := sxy / sxx
+	half := (total / 2).Seconds()
+	atHalf := my + slope*(half-mx)
+	if atHalf <= 0 {
+		return 0
+	}
+	return slope * (total.Seconds() - half) / atHalf
+}
