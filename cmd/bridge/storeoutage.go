@@ -98,7 +98,7 @@ func (h outageHandler) Handle(ctx context.Context, r slog.Record) error {
 		return nil // counted: the outage's WARN is out already (or below the level)
 	}
 	w := slog.NewRecord(r.Time, slog.LevelWarn, "store unreachable; every part retries with backoff until it answers", r.PC)
-	w.AddAttrs(slog.String("during", r.Message), slog.Any("err", cause))
+	w.AddAttrs(slog.String("during", r.Message), slog.Any("error", cause))
 	return h.next.Handle(ctx, w)
 }
 
