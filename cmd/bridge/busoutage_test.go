@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"math"
 	"testing"
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge"
-	"github.com/transcript-bridge/bridge/bridge/postgres"
 	"github.com/transcript-bridge/bridge/internal/natstest"
-	"github.com/transcript-bridge/bridge/sandbox/sandboxtest"
 )
 
 // natsAway is how long TestBusOutage keeps the NATS server down.
@@ -61,29 +58,10 @@ func TestBusOutage(t *testing.T) {
 		return false
 	})
 
-	if err := <-fed; err != nil {
-		t.Fatalf("feed the inbox: %v", err)
-	}
-	store, err := postgres.Open(context.Background(), rig.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	completed, exported := rig.waitDrained(t, store, outageFiles, time.Now().Add(3*time.Minute))
-	f.stop(30 * time.Second)
-	for _, p := range f.problems() {
-		t.Errorf("%s", p)
-	}
-	if completed != outageFiles || exported != outageFiles {
-		t.Errorf("transcription.completed accepted for %d and exported for %d of %d recordings; last lines of the replicas:\n%s",
-			completed, exported, outageFiles, f.tails())
-	}
+	store := drainOutage(t, rig, f, fed)
 	checkEveryEventDelivered(t, store, rig.rx)
 	checkChaosReceiver(t, rig.rx)
-	charged := checkOneTranscriptionEach(t, rig.sb, outageFiles)
-	if ws := rig.sb.Workspace(t, sandboxtest.WorkspaceID); math.Abs(ws.AvailableMinutes-(replicaBudget-charged)) > 1e-6 {
-		t.Errorf("balance %v, want %v: minutes charged more than once", ws.AvailableMinutes, replicaBudget-charged)
-	}
+	checkChargedOnce(t, rig)
 	uploads, attempts := checkStoreSettled(t, store, outageFiles)
 	t.Logf("bus outage: the relay delivered again %s after NATS came back from %s away, and %s after a restart; "+
 		"%d upload attempts, %d delivery attempts; log lines %v",

@@ -91,23 +91,7 @@ func runStoreOutage(t *testing.T, busDriver string) {
 		return false
 	})
 
-	if err := <-fed; err != nil {
-		t.Fatalf("feed the inbox: %v", err)
-	}
-	store, err := postgres.Open(context.Background(), rig.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	completed, exported := rig.waitDrained(t, store, outageFiles, time.Now().Add(3*time.Minute))
-	f.stop(30 * time.Second)
-	for _, p := range f.problems() {
-		t.Errorf("%s", p)
-	}
-	if completed != outageFiles || exported != outageFiles {
-		t.Errorf("transcription.completed accepted for %d and exported for %d of %d recordings; last lines of the replicas:\n%s",
-			completed, exported, outageFiles, f.tails())
-	}
+	store := drainOutage(t, rig, f, fed)
 	for i, ok := range unreachable {
 		if !ok {
 			t.Errorf("replica %d: /readyz never said \"store unreachable\" during the %s outage", i, storeAway)
@@ -120,10 +104,7 @@ func runStoreOutage(t *testing.T, busDriver string) {
 	}
 	outages := checkOutageLog(t, f)
 	checkChaosReceiver(t, rig.rx)
-	charged := checkOneTranscriptionEach(t, rig.sb, outageFiles)
-	if ws := rig.sb.Workspace(t, sandboxtest.WorkspaceID); math.Abs(ws.AvailableMinutes-(replicaBudget-charged)) > 1e-6 {
-		t.Errorf("balance %v, want %v: minutes charged more than once", ws.AvailableMinutes, replicaBudget-charged)
-	}
+	checkChargedOnce(t, rig)
 	uploads, attempts := checkStoreSettled(t, store, outageFiles)
 	checkExports(t, store, rig.exports, replicaExport)
 	var used []string
@@ -244,4 +225,39 @@ func (f *fleet) cpu() []time.Duration {
 		out[i] = time.Duration(u+s) * 10 * time.Millisecond
 	}
 	return out
+}
+
+// drainOutage waits for the feed of an outage test, then (3 minutes at most) for every
+// recording to be transcribed, accepted and exported, stops the fleet and reports its problems
+// and any recording missing; it returns the store, closed when the test ends.
+func drainOutage(t *testing.T, rig *replicaRig, f *fleet, fed <-chan error) *postgres.Store {
+	t.Helper()
+	if err := <-fed; err != nil {
+		t.Fatalf("feed the inbox: %v", err)
+	}
+	store, err := postgres.Open(context.Background(), rig.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	completed, exported := rig.waitDrained(t, store, outageFiles, time.Now().Add(3*time.Minute))
+	f.stop(30 * time.Second)
+	for _, p := range f.problems() {
+		t.Errorf("%s", p)
+	}
+	if completed != outageFiles || exported != outageFiles {
+		t.Errorf("transcription.completed accepted for %d and exported for %d of %d recordings; last lines of the replicas:\n%s",
+			completed, exported, outageFiles, f.tails())
+	}
+	return store
+}
+
+// checkChargedOnce: one transcription per recording upstream, and the balance charged for
+// each once.
+func checkChargedOnce(t *testing.T, rig *replicaRig) {
+	t.Helper()
+	charged := checkOneTranscriptionEach(t, rig.sb, outageFiles)
+	if ws := rig.sb.Workspace(t, sandboxtest.WorkspaceID); math.Abs(ws.AvailableMinutes-(replicaBudget-charged)) > 1e-6 {
+		t.Errorf("balance %v, want %v: minutes charged more than once", ws.AvailableMinutes, replicaBudget-charged)
+	}
 }
