@@ -18,10 +18,9 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/natsbus"
 	"github.com/transcript-bridge/bridge/bridge/postgres"
-	pgbus "github.com/transcript-bridge/bridge/bridge/postgres/bus"
 	"github.com/transcript-bridge/bridge/bridge/relay"
+	"github.com/transcript-bridge/bridge/bridge/sqlbus"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
-	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 )
 
 // database is an opened store: the store contract, its schema version and its own bus (the
@@ -41,13 +40,7 @@ type sqliteDB struct{ *sqlite.Store }
 var _ database = sqliteDB{}
 
 func (d sqliteDB) events(group string) (relay.Subscriber, message.Publisher, error) {
-	cfg := bus.SubscriberConfig{ConsumerGroup: group, Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}
-	if group == relayGroup {
-		// A window of events at once, polled often; and a shorter lease, so a restarted
-		// bridge takes the events over within seconds of a crash (renewed every 5/3 s).
-		cfg.InFlight, cfg.PollInterval, cfg.Lease = relay.BusInFlight, relay.BusPollInterval, 5*time.Second
-	}
-	sub, pub, err := d.Bus(cfg, nil)
+	sub, pub, err := d.Bus(busConfig(group), nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,11 +53,21 @@ type postgresDB struct{ *postgres.Store }
 var _ database = postgresDB{}
 
 func (d postgresDB) events(group string) (relay.Subscriber, message.Publisher, error) {
-	sub, pub, err := d.Bus(pgbus.SubscriberConfig{ConsumerGroup: group, PollInterval: 100 * time.Millisecond}, nil)
+	sub, pub, err := d.Bus(busConfig(group), nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	return sub, pub, nil
+}
+
+// busConfig is how consumer group reads a store's own bus (either store: both read with
+// package sqlbus). The relay takes a window of events at once, polled often, under a short
+// lease (relay.Bus*); other groups (the NATS forwarder) one at a time, in order.
+func busConfig(group string) sqlbus.Config {
+	if group == relayGroup {
+		return sqlbus.Config{ConsumerGroup: group, InFlight: relay.BusInFlight, PollInterval: relay.BusPollInterval, Lease: relay.BusLease}
+	}
+	return sqlbus.Config{ConsumerGroup: group, Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}
 }
 
 // storeDSN returns the configured DSN: store.dsn, or the content of store.dsn_file.
