@@ -47,9 +47,6 @@ type RelayOptions struct {
 	NATSMaxInFlight int
 }
 
-// scaleBusPoll is the NATS forwarder's poll of the store's bus in bridge run (cmd/bridge's
-// busConfig); the relay's group reads as relay.Bus* say.
-const scaleBusPoll = 100 * time.Millisecond
 
 // replicaStore counts the deliveries its replica records delivered, and the rig's total.
 type replicaStore struct {
@@ -154,7 +151,8 @@ func (r *scaleRig) addReplica(ctx context.Context, dsn, busDriver string, ncfg n
 		if err != nil {
 			return fmt.Errorf("nats bus: %w", err)
 		}
-		outbox, _, err := store.Bus(pgbus.SubscriberConfig{ConsumerGroup: "nats-forwarder", Lease: 15 * time.Second, PollInterval: scaleBusPoll}, nil)
+		outbox, _, err := store.Bus(pgbus.SubscriberConfig{ConsumerGroup: "nats-forwarder", InFlight: min(ncfg.MaxInFlight, relay.BusInFlight),
+			PollInterval: relay.BusPollInterval, Lease: relay.BusLease}, nil)
 		if err != nil {
 			pub.Close()
 			sub.Close()

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -29,9 +28,9 @@ type database interface {
 	bridge.Store
 	// SchemaVersion returns the database's schema version.
 	SchemaVersion(ctx context.Context) (int, error)
-	// events returns a subscriber of the store's bus in consumer group, and a publisher on it
-	// (for the poison queue).
-	events(group string) (relay.Subscriber, message.Publisher, error)
+	// events returns a subscriber of the store's bus as cfg says (busConfig), and a publisher
+	// on it (for the poison queue).
+	events(cfg sqlbus.Config) (relay.Subscriber, message.Publisher, error)
 }
 
 // sqliteDB is the embedded SQLite store.
@@ -39,8 +38,8 @@ type sqliteDB struct{ *sqlite.Store }
 
 var _ database = sqliteDB{}
 
-func (d sqliteDB) events(group string) (relay.Subscriber, message.Publisher, error) {
-	sub, pub, err := d.Bus(busConfig(group), nil)
+func (d sqliteDB) events(cfg sqlbus.Config) (relay.Subscriber, message.Publisher, error) {
+	sub, pub, err := d.Bus(cfg, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,8 +51,8 @@ type postgresDB struct{ *postgres.Store }
 
 var _ database = postgresDB{}
 
-func (d postgresDB) events(group string) (relay.Subscriber, message.Publisher, error) {
-	sub, pub, err := d.Bus(busConfig(group), nil)
+func (d postgresDB) events(cfg sqlbus.Config) (relay.Subscriber, message.Publisher, error) {
+	sub, pub, err := d.Bus(cfg, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,12 +61,19 @@ func (d postgresDB) events(group string) (relay.Subscriber, message.Publisher, e
 
 // busConfig is how consumer group reads a store's own bus (either store: both read with
 // package sqlbus). The relay takes a window of events at once, polled often, under a short
-// lease (relay.Bus*); other groups (the NATS forwarder) one at a time, in order.
+// lease (relay.Bus*); the NATS forwarder (forwarderConfig) as many at once as bus.max_in_flight
+// lets the relay take from NATS.
 func busConfig(group string) sqlbus.Config {
-	if group == relayGroup {
-		return sqlbus.Config{ConsumerGroup: group, InFlight: relay.BusInFlight, PollInterval: relay.BusPollInterval, Lease: relay.BusLease}
-	}
-	return sqlbus.Config{ConsumerGroup: group, Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}
+	return sqlbus.Config{ConsumerGroup: group, InFlight: relay.BusInFlight, PollInterval: relay.BusPollInterval, Lease: relay.BusLease}
+}
+
+// forwarderConfig is how the NATS forwarder reads the store's bus: one event at a time, in
+// order, with bus.max_in_flight 1 (strict order on NATS too); with more, a window of up to
+// relay.BusInFlight, published at once.
+func forwarderConfig(maxInFlight int) sqlbus.Config {
+	cfg := busConfig(forwarderGroup)
+	cfg.InFlight = min(max(maxInFlight, 1), relay.BusInFlight)
+	return cfg
 }
 
 // storeDSN returns the configured DSN: store.dsn, or the content of store.dsn_file.
@@ -158,15 +164,18 @@ type eventBus struct {
 	close func()
 }
 
-// relayGroup is the relay's consumer group on the store's bus.
-const relayGroup = "relay"
+// The consumer groups on the store's bus: the relay's, and (bus.driver nats) the forwarder's.
+const (
+	relayGroup     = "relay"
+	forwarderGroup = "nats-forwarder"
+)
 
 // openBus subscribes the relay to the configured bus: the store's own (bus.driver sql), or NATS
 // JetStream (bus.driver nats), to which a forwarder in consumer group nats-forwarder carries
 // what the store's writes publish on its own bus (the outbox stays transactional).
 func openBus(ctx context.Context, cfg *Config, db database, logger watermill.LoggerAdapter) (*eventBus, error) {
 	if cfg.Bus.Driver != "nats" {
-		sub, poison, err := db.events(relayGroup)
+		sub, poison, err := db.events(busConfig(relayGroup))
 		if err != nil {
 			return nil, fmt.Errorf("bus: %w", err)
 		}
@@ -180,7 +189,7 @@ func openBus(ctx context.Context, cfg *Config, db database, logger watermill.Log
 	if err != nil {
 		return nil, fmt.Errorf("bus: %w", err)
 	}
-	outbox, _, err := db.events("nats-forwarder")
+	outbox, _, err := db.events(forwarderConfig(ncfg.MaxInFlight))
 	if err != nil {
 		pub.Close()
 		sub.Close()
