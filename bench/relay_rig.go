@@ -47,7 +47,6 @@ type RelayOptions struct {
 	NATSMaxInFlight int
 }
 
-
 // replicaStore counts the deliveries its replica records delivered, and the rig's total.
 type replicaStore struct {
 	relay.Store
