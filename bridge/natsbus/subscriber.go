@@ -63,9 +63,7 @@ func NewSubscriber(cfg Config, logger watermill.LoggerAdapter) (*Subscriber, err
 		AckWaitTimeout:      cfg.AckWait,
 		ResourceInitializer: s.initialize,
 		NakDelay:            nakDelay,
-		// The client's default pull batch: the server sends no more than bus.max_in_flight
-		// anyway. (A batch of 1 stalled the subscriber for the pull expiry, 30 s, now and then.)
-		ConsumeOptions: []jetstream.PullConsumeOpt{jetstream.ConsumeErrHandler(s.consumeError)},
+		ConsumeOptions: consumeOptions(cfg.MaxInFlight, s.consumeError),
 		// Ack with the server's confirmation: a handler's Ack counts once the server has
 		// recorded it.
 		AckAsync:    false,
@@ -81,6 +79,19 @@ func NewSubscriber(cfg Config, logger watermill.LoggerAdapter) (*Subscriber, err
 // maxLanes bounds how many messages one subscription hands out at once (its lanes: pulls of the
 // group's consumer, each handing out one message at a time).
 const maxLanes = 32
+
+// consumeOptions are the pulls' options. One lane: the client's default pull batch (the
+// server sends no more than bus.max_in_flight anyway; a batch of 1 stalled the subscriber for
+// the pull expiry, 30 s, now and then). Several lanes: a batch of about twice their share of
+// bus.max_in_flight (at least 4), so that one lane's buffer does not hold the group's whole
+// allowance while the others wait.
+func consumeOptions(maxInFlight int, onError jetstream.ConsumeErrHandlerFunc) []jetstream.PullConsumeOpt {
+	opts := []jetstream.PullConsumeOpt{jetstream.ConsumeErrHandler(onError)}
+	if lanes := min(maxInFlight, maxLanes); lanes > 1 {
+		opts = append(opts, jetstream.PullMaxMessages(max(4, 2*maxInFlight/lanes)))
+	}
+	return opts
+}
 
 // Subscribe reads topic as the subscriber's consumer group until ctx ends or the subscriber
 // closes; then the channel is closed once every message handed out is acked or nacked (or
