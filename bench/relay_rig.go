@@ -47,9 +47,6 @@ type RelayOptions struct {
 	NATSMaxInFlight int
 }
 
-// scaleBusPoll is the bus poll of bridge run on PostgreSQL (cmd/bridge's postgresDB.events).
-const scaleBusPoll = 100 * time.Millisecond
-
 // replicaStore counts the deliveries its replica records delivered, and the rig's total.
 type replicaStore struct {
 	relay.Store
@@ -153,7 +150,8 @@ func (r *scaleRig) addReplica(ctx context.Context, dsn, busDriver string, ncfg n
 		if err != nil {
 			return fmt.Errorf("nats bus: %w", err)
 		}
-		outbox, _, err := store.Bus(pgbus.SubscriberConfig{ConsumerGroup: "nats-forwarder", PollInterval: scaleBusPoll}, nil)
+		outbox, _, err := store.Bus(pgbus.SubscriberConfig{ConsumerGroup: "nats-forwarder", InFlight: min(ncfg.MaxInFlight, relay.BusInFlight),
+			PollInterval: relay.BusPollInterval, Lease: relay.BusLease}, nil)
 		if err != nil {
 			pub.Close()
 			sub.Close()
@@ -169,7 +167,8 @@ func (r *scaleRig) addReplica(ctx context.Context, dsn, busDriver string, ncfg n
 		r.closers = append(r.closers, func() { fwd.Close(); outbox.Close(); sub.Close(); pub.Close() })
 		rl.Bus, rl.Poison = sub, pub
 	} else {
-		sub, poison, err := store.Bus(pgbus.SubscriberConfig{ConsumerGroup: "relay", PollInterval: scaleBusPoll}, nil)
+		sub, poison, err := store.Bus(pgbus.SubscriberConfig{ConsumerGroup: "relay", InFlight: relay.BusInFlight,
+			PollInterval: relay.BusPollInterval, Lease: relay.BusLease}, nil)
 		if err != nil {
 			return err
 		}

@@ -49,9 +49,10 @@ type Config struct {
 	// has already retried it a few times in-process).
 	NakDelay time.Duration `koanf:"nak_delay"`
 	// MaxInFlight is how many delivered, unacknowledged messages a consumer group may hold at
-	// once across its subscribers (default 1: strict order). More lets several replicas handle
-	// the group's messages at once, in no guaranteed order; one subscriber still handles its
-	// messages one at a time, and those waiting behind a slow one age towards bus.ack_wait.
+	// once across its subscribers (default 1: strict order). More lets the group's replicas
+	// handle several messages at once, in no guaranteed order (the relay keeps each job's
+	// events in order by itself): each subscription hands out up to this many at once (at most
+	// 32), which the relay's fan-out commits together.
 	MaxInFlight int `koanf:"max_in_flight"`
 	// MaxAge is how long the stream keeps a message (default 7 days; applies when this
 	// package creates the stream).

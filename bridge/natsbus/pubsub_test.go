@@ -31,28 +31,36 @@ func newPubSub(t *testing.T, cfg natsbus.Config) (*natsbus.Publisher, *natsbus.S
 }
 
 // TestPubSub runs Watermill's universal Pub/Sub suite on an embedded server, and on the real
-// one (BRIDGE_TEST_NATS_URL) under a subject prefix and stream of its own, deleted after.
+// one (BRIDGE_TEST_NATS_URL) under a subject prefix and stream of its own, deleted after; on
+// the real one also with bus.max_in_flight 16 (lanes of one subscription, no order).
 func TestPubSub(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) {
 		t.Parallel()
-		runSuite(t, natstest.Embedded(t))
+		runSuite(t, natstest.Embedded(t), 1)
 	})
 	t.Run("server", func(t *testing.T) {
 		t.Parallel()
-		runSuite(t, natstest.URL(t))
+		runSuite(t, natstest.URL(t), 1)
+	})
+	t.Run("server/in-flight-16", func(t *testing.T) {
+		t.Parallel()
+		runSuite(t, natstest.URL(t), 16)
 	})
 }
 
-func runSuite(t *testing.T, url string) {
+func runSuite(t *testing.T, url string, inFlight int) {
 	prefix := natstest.Prefix(t, url)
 	constructor := func(t *testing.T, group string) (message.Publisher, message.Subscriber) {
-		return newPubSub(t, testConfig(url, prefix, group))
+		cfg := testConfig(url, prefix, group)
+		cfg.MaxInFlight = inFlight
+		return newPubSub(t, cfg)
 	}
 	tests.TestPubSub(t, tests.Features{
 		ConsumerGroups: true,
 		// One message in flight per group (bus.max_in_flight 1): in order even with several
 		// subscribers in the group.
-		GuaranteedOrder: true,
-		Persistent:      true,
+		GuaranteedOrder:                     inFlight == 1,
+		GuaranteedOrderWithSingleSubscriber: inFlight == 1,
+		Persistent:                          true,
 	}, func(t *testing.T) (message.Publisher, message.Subscriber) { return constructor(t, "test") }, constructor)
 }

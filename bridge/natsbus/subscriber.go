@@ -63,9 +63,7 @@ func NewSubscriber(cfg Config, logger watermill.LoggerAdapter) (*Subscriber, err
 		AckWaitTimeout:      cfg.AckWait,
 		ResourceInitializer: s.initialize,
 		NakDelay:            nakDelay,
-		// The client's default pull batch: the server sends no more than bus.max_in_flight
-		// anyway. (A batch of 1 stalled the subscriber for the pull expiry, 30 s, now and then.)
-		ConsumeOptions: []jetstream.PullConsumeOpt{jetstream.ConsumeErrHandler(s.consumeError)},
+		ConsumeOptions: consumeOptions(cfg.MaxInFlight, s.consumeError),
 		// Ack with the server's confirmation: a handler's Ack counts once the server has
 		// recorded it.
 		AckAsync:    false,
@@ -78,10 +76,30 @@ func NewSubscriber(cfg Config, logger watermill.LoggerAdapter) (*Subscriber, err
 	return s, nil
 }
 
+// maxLanes bounds how many messages one subscription hands out at once (its lanes: pulls of the
+// group's consumer, each handing out one message at a time).
+const maxLanes = 32
+
+// consumeOptions are the pulls' options. One lane: the client's default pull batch (the
+// server sends no more than bus.max_in_flight anyway; a batch of 1 stalled the subscriber for
+// the pull expiry, 30 s, now and then). Several lanes: a batch of about twice their share of
+// bus.max_in_flight (at least 4), so that one lane's buffer does not hold the group's whole
+// allowance while the others wait.
+func consumeOptions(maxInFlight int, onError jetstream.ConsumeErrHandlerFunc) []jetstream.PullConsumeOpt {
+	opts := []jetstream.PullConsumeOpt{jetstream.ConsumeErrHandler(onError)}
+	if lanes := min(maxInFlight, maxLanes); lanes > 1 {
+		opts = append(opts, jetstream.PullMaxMessages(max(4, 2*maxInFlight/lanes)))
+	}
+	return opts
+}
+
 // Subscribe reads topic as the subscriber's consumer group until ctx ends or the subscriber
 // closes; then the channel is closed once every message handed out is acked or nacked (or
 // bus.ack_wait has passed). The group's consumer is created when missing and starts at the
-// oldest message the stream holds.
+// oldest message the stream holds. The subscription hands out up to bus.max_in_flight messages
+// at once (at most 32: one per lane, each a pull of the group's consumer): with the default, 1,
+// one at a time, in order; with more, a handler that group-commits (the relay's fan-out) gets
+// many at once, in no guaranteed order.
 func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
 	if _, err := subject(&s.cfg, topic); err != nil {
 		return nil, err
@@ -94,18 +112,30 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	s.subs.Add(1)
 	s.mu.Unlock()
 
-	// watermill-nats reads on a context of ours, ended only once no callback can hand it a
-	// message any more (see forward).
-	g := &gate{}
-	innerCtx, cancelInner := context.WithCancel(context.WithValue(context.Background(), gateKey{}, g))
-	in, err := s.inner.Subscribe(innerCtx, topic)
-	if err != nil {
-		cancelInner()
-		s.subs.Done()
-		return nil, err
-	}
 	out := make(chan *message.Message)
-	go s.forward(ctx, g, in, out, cancelInner)
+	var lanes sync.WaitGroup
+	for i := range min(s.cfg.MaxInFlight, maxLanes) {
+		// watermill-nats reads on a context of ours, ended only once no callback can hand it
+		// a message any more (see forward).
+		g := &gate{}
+		innerCtx, cancelInner := context.WithCancel(context.WithValue(context.Background(), gateKey{}, g))
+		in, err := s.inner.Subscribe(innerCtx, topic)
+		if err != nil {
+			cancelInner()
+			if i == 0 { // no lane started: nothing to wind down
+				s.subs.Done()
+				return nil, err
+			}
+			s.logger.Error("natsbus: a lane of the subscription could not start", err, watermill.LogFields{"topic": topic})
+			break
+		}
+		lanes.Go(func() { s.forward(ctx, g, in, out, cancelInner) })
+	}
+	go func() {
+		defer s.subs.Done()
+		lanes.Wait()
+		close(out)
+	}()
 	return out, nil
 }
 
@@ -117,8 +147,6 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 // callback in progress: its message is with the handler, or nacked here), and only then is
 // watermill-nats' context ended.
 func (s *Subscriber) forward(ctx context.Context, g *gate, in <-chan *message.Message, out chan<- *message.Message, cancelInner context.CancelFunc) {
-	defer s.subs.Done()
-	defer close(out)
 	var held *message.Message // taken from watermill-nats, not handed out
 	open := true              // in is open (watermill-nats closes it only once cancelInner runs)
 loop:

@@ -44,7 +44,7 @@ func emit(ctx context.Context, tx *sql.Tx, e bridge.Event, now time.Time) error 
 	return nil
 }
 
-// Bus returns the event bus on the store's database: watermill-sql's subscriber (see package
+// Bus returns the event bus on the store's database: the lease-based subscriber (see package
 // bus; consumer group "relay" when cfg names none) and a publisher, for the relay's Bus and
 // Poison. The caller closes the subscriber. It fails on an invalid cfg.
 func (s *Store) Bus(cfg bus.SubscriberConfig, logger watermill.LoggerAdapter) (*bus.Subscriber, message.Publisher, error) {

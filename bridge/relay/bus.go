@@ -17,7 +17,7 @@ import (
 )
 
 // Subscriber is the bus the relay reads: a Watermill subscriber that can also say how many
-// messages of a topic are not acked yet (bridge/sqlite/bus implements it).
+// messages of a topic are not acked yet (the stores' buses implement it).
 type Subscriber interface {
 	message.Subscriber
 	// Backlog reports how many messages of topic the subscriber's group has not acked.
@@ -167,7 +167,7 @@ func (r *Relay) drainBus(ctx context.Context) error {
 // Settings for the relay's bus subscriber (consumer group "relay"), for the wiring to apply.
 const (
 	// BusInFlight is how many event messages the relay takes at once from a bus that can hand
-	// several out before the first is acked (bridge/sqlite/bus's InFlight): their fan-outs go
+	// several out before the first is acked (the stores' buses, package sqlbus: InFlight): their fan-outs go
 	// to the store in one group commit. Claims keep each job's events in order whatever order
 	// the fan-outs commit in. Under a backlog the lanes are fed by what one commit fans out:
 	// a whole read (the bus's default BatchSize, 100) keeps them fed while the commit runs,
@@ -176,4 +176,8 @@ const (
 	// BusPollInterval is how often an idle subscriber looks for new events: a small read, so
 	// an event reaches its endpoints within milliseconds of its commit.
 	BusPollInterval = 10 * time.Millisecond
+	// BusLease is how long the relay's reader holds its group's lease without renewing it: a
+	// restarted bridge (or another replica) takes the events over within seconds of a crash;
+	// renewed every BusLease/3 while events are out.
+	BusLease = 5 * time.Second
 )

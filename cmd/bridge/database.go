@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -18,10 +17,9 @@ import (
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/bridge/natsbus"
 	"github.com/transcript-bridge/bridge/bridge/postgres"
-	pgbus "github.com/transcript-bridge/bridge/bridge/postgres/bus"
 	"github.com/transcript-bridge/bridge/bridge/relay"
+	"github.com/transcript-bridge/bridge/bridge/sqlbus"
 	"github.com/transcript-bridge/bridge/bridge/sqlite"
-	"github.com/transcript-bridge/bridge/bridge/sqlite/bus"
 )
 
 // database is an opened store: the store contract, its schema version and its own bus (the
@@ -30,9 +28,9 @@ type database interface {
 	bridge.Store
 	// SchemaVersion returns the database's schema version.
 	SchemaVersion(ctx context.Context) (int, error)
-	// events returns a subscriber of the store's bus in consumer group, and a publisher on it
-	// (for the poison queue).
-	events(group string) (relay.Subscriber, message.Publisher, error)
+	// events returns a subscriber of the store's bus as cfg says (busConfig), and a publisher
+	// on it (for the poison queue).
+	events(cfg sqlbus.Config) (relay.Subscriber, message.Publisher, error)
 }
 
 // sqliteDB is the embedded SQLite store.
@@ -40,13 +38,7 @@ type sqliteDB struct{ *sqlite.Store }
 
 var _ database = sqliteDB{}
 
-func (d sqliteDB) events(group string) (relay.Subscriber, message.Publisher, error) {
-	cfg := bus.SubscriberConfig{ConsumerGroup: group, Lease: 15 * time.Second, PollInterval: 100 * time.Millisecond}
-	if group == relayGroup {
-		// A window of events at once, polled often; and a shorter lease, so a restarted
-		// bridge takes the events over within seconds of a crash (renewed every 5/3 s).
-		cfg.InFlight, cfg.PollInterval, cfg.Lease = relay.BusInFlight, relay.BusPollInterval, 5*time.Second
-	}
+func (d sqliteDB) events(cfg sqlbus.Config) (relay.Subscriber, message.Publisher, error) {
 	sub, pub, err := d.Bus(cfg, nil)
 	if err != nil {
 		return nil, nil, err
@@ -59,12 +51,29 @@ type postgresDB struct{ *postgres.Store }
 
 var _ database = postgresDB{}
 
-func (d postgresDB) events(group string) (relay.Subscriber, message.Publisher, error) {
-	sub, pub, err := d.Bus(pgbus.SubscriberConfig{ConsumerGroup: group, PollInterval: 100 * time.Millisecond}, nil)
+func (d postgresDB) events(cfg sqlbus.Config) (relay.Subscriber, message.Publisher, error) {
+	sub, pub, err := d.Bus(cfg, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	return sub, pub, nil
+}
+
+// busConfig is how consumer group reads a store's own bus (either store: both read with
+// package sqlbus). The relay takes a window of events at once, polled often, under a short
+// lease (relay.Bus*); the NATS forwarder (forwarderConfig) as many at once as bus.max_in_flight
+// lets the relay take from NATS.
+func busConfig(group string) sqlbus.Config {
+	return sqlbus.Config{ConsumerGroup: group, InFlight: relay.BusInFlight, PollInterval: relay.BusPollInterval, Lease: relay.BusLease}
+}
+
+// forwarderConfig is how the NATS forwarder reads the store's bus: one event at a time, in
+// order, with bus.max_in_flight 1 (strict order on NATS too); with more, a window of up to
+// relay.BusInFlight, published at once.
+func forwarderConfig(maxInFlight int) sqlbus.Config {
+	cfg := busConfig(forwarderGroup)
+	cfg.InFlight = min(max(maxInFlight, 1), relay.BusInFlight)
+	return cfg
 }
 
 // storeDSN returns the configured DSN: store.dsn, or the content of store.dsn_file.
@@ -155,15 +164,18 @@ type eventBus struct {
 	close func()
 }
 
-// relayGroup is the relay's consumer group on the store's bus.
-const relayGroup = "relay"
+// The consumer groups on the store's bus: the relay's, and (bus.driver nats) the forwarder's.
+const (
+	relayGroup     = "relay"
+	forwarderGroup = "nats-forwarder"
+)
 
 // openBus subscribes the relay to the configured bus: the store's own (bus.driver sql), or NATS
 // JetStream (bus.driver nats), to which a forwarder in consumer group nats-forwarder carries
 // what the store's writes publish on its own bus (the outbox stays transactional).
 func openBus(ctx context.Context, cfg *Config, db database, logger watermill.LoggerAdapter) (*eventBus, error) {
 	if cfg.Bus.Driver != "nats" {
-		sub, poison, err := db.events(relayGroup)
+		sub, poison, err := db.events(busConfig(relayGroup))
 		if err != nil {
 			return nil, fmt.Errorf("bus: %w", err)
 		}
@@ -177,7 +189,7 @@ func openBus(ctx context.Context, cfg *Config, db database, logger watermill.Log
 	if err != nil {
 		return nil, fmt.Errorf("bus: %w", err)
 	}
-	outbox, _, err := db.events("nats-forwarder")
+	outbox, _, err := db.events(forwarderConfig(ncfg.MaxInFlight))
 	if err != nil {
 		pub.Close()
 		sub.Close()

@@ -44,10 +44,11 @@ var allowLists = []struct {
 	allow []string
 }{
 	// A store implements the domain's contract (bridge.Store) on its database: it imports the
-	// domain, the Recording it stores (connectors) and its own subpackages (its bus), never the
+	// domain, the Recording it stores (connectors), its own subpackages (its bus) and the buses'
+	// shared reader (sqlbus), never the
 	// relay, the exporter or another store, so a second store needs nothing else either.
-	{name: "the SQLite store imports only the domain", from: "bridge/sqlite/...", allow: []string{"bridge", "connectors", "bridge/sqlite/..."}},
-	{name: "the PostgreSQL store imports only the domain", from: "bridge/postgres/...", allow: []string{"bridge", "connectors", "bridge/postgres/..."}},
+	{name: "the SQLite store imports only the domain", from: "bridge/sqlite/...", allow: []string{"bridge", "connectors", "bridge/sqlite/...", "bridge/sqlbus"}},
+	{name: "the PostgreSQL store imports only the domain", from: "bridge/postgres/...", allow: []string{"bridge", "connectors", "bridge/postgres/...", "bridge/sqlbus"}},
 	// The store copy moves one store's state to another: it opens both through their packages
 	// and reads and writes their tables; it needs nothing of the pipeline, the relay or cmd.
 	{name: "the store copy imports only the domain and the stores", from: "bridge/storecopy/...",

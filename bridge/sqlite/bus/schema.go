@@ -1,23 +1,10 @@
 // Package bus is a Watermill Pub/Sub on SQLite (go-sqlite3): a schema and an offsets adapter for
-// watermill-sql, whose Publisher writes messages (also on a caller's *sql.Tx, for the outbox), and
-// a lease-based Subscriber that never holds a transaction while a handler runs.
-//
-// Why not watermill-sql's own Subscriber over these adapters (issue 15 evaluated it): it keeps
-// one transaction open from SELECT to ack while the handler runs. In watermill-sql v4.1.2
-// pkg/sql/subscriber.go, Subscriber.query begins it (BeginTx, line 273), processMessage runs the
-// consumed query on it and hands the message out with the tx in its context (lines 401, 431),
-// sendMessage waits for the handler's Ack (line 463), and only then come the ack query and the
-// commit (lines 356, 287). On SQLite (one writer) that either blocks every other writer for the
-// handler's whole run (BEGIN IMMEDIATE: the relay's own writes wait on it) or fails the ack with
-// SQLITE_BUSY_SNAPSHOT (a deferred read transaction upgraded after another write).
-//
-// Here a consumer group's reader instead takes a lease on the group's offset row in one short
-// transaction, reads a batch, commits, hands the messages out one at a time, and writes the
-// acked offset with the next batch's read (under a backlog: one write per batch), or in a short
-// transaction of its own before it waits for more (and with each lease renewal). A lease
-// that is not renewed (a crashed process) expires and another subscriber of the group resumes
-// after the last written ack: delivery is at least once, in order. pubsub_test.go runs
-// Watermill's universal suite (pubsub/tests.TestPubSub) against it.
+// watermill-sql, whose Publisher writes messages (also on a caller's *sql.Tx, for the outbox),
+// read by the lease-based subscriber of package sqlbus (see there why not watermill-sql's own
+// Subscriber), which never holds a transaction while a handler runs: on SQLite, one writer,
+// holding one would block every other writer for the handler's whole run (BEGIN IMMEDIATE) or
+// fail the ack with SQLITE_BUSY_SNAPSHOT (a deferred read transaction upgraded after another
+// write). pubsub_test.go runs Watermill's universal suite (pubsub/tests.TestPubSub) against it.
 package bus
 
 import (

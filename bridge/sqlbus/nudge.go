@@ -1,4 +1,4 @@
-package bus
+package sqlbus
 
 // Nudge wakes the subscriber's readers waiting out their PollInterval, to look for messages at
 // once: what a publisher in the same process calls after committing messages, so they are read

@@ -1,4 +1,4 @@
-package bus
+package sqlbus
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func (r *reader) deliverWindow(ctx context.Context, rows []watermillsql.Row) err
 			if !acked[i] {
 				break
 			}
-			r.acked = rows[i].Offset
+			r.acked = &rows[i]
 		}
 	}()
 	renew := time.NewTicker(r.s.cfg.Lease / 3)
@@ -118,7 +118,7 @@ func resendAfter(ctx context.Context, wait time.Duration, i int, resend chan<- i
 // offset only at the end).
 func (r *reader) renewLease(ctx context.Context) error {
 	now := time.Now()
-	n, err := r.exec(ctx, r.s.db, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), now.Add(r.s.cfg.Lease).UnixNano()))
+	n, err := r.exec(ctx, r.s.db, r.s.dialect.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), now.Add(r.s.cfg.Lease).UnixNano()))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package bus
+package sqlbus
 
 import (
 	"context"
@@ -20,8 +20,8 @@ type reader struct {
 	holder string
 	out    chan *message.Message
 	log    watermill.LoggerAdapter
-	held   bool  // whether this reader may hold the lease (released only then)
-	acked  int64 // the last acked offset not yet written (0: none)
+	held   bool              // whether this reader may hold the lease (released only then)
+	acked  *watermillsql.Row // the last acked row whose position is not yet written (nil: none)
 }
 
 // errLeaseLost stops a batch whose lease another reader took over; the acks not yet written
@@ -110,12 +110,10 @@ func (r *reader) claim(ctx context.Context, more bool) ([]watermillsql.Row, erro
 	if !more {
 		// A read first: no write transaction while there is nothing to read or another
 		// reader holds a live lease.
-		var pending int
-		err := r.s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+offsetsTable(r.topic)+` o WHERE o.consumer_group = ?
-			AND (o.leased_by = '' OR o.leased_by = ? OR o.lease_until < ?)
-			AND EXISTS (SELECT 1 FROM `+messagesTable(r.topic)+` m WHERE m."offset" > o.offset_acked))`,
-			r.s.cfg.ConsumerGroup, r.holder, now.UnixNano()).Scan(&pending)
-		if err != nil || pending == 0 {
+		var pending bool
+		q := r.s.dialect.PendingQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano())
+		err := r.s.db.QueryRowContext(ctx, q.Query, q.Args...).Scan(&pending)
+		if err != nil || !pending {
 			return nil, err
 		}
 	}
@@ -131,7 +129,7 @@ func (r *reader) claim(ctx context.Context, more bool) ([]watermillsql.Row, erro
 	if err != nil {
 		return nil, err // the acks not written stay noted (unless the lease was lost)
 	}
-	r.acked = 0 // written
+	r.acked = nil // written
 	return rows, nil
 }
 
@@ -140,17 +138,17 @@ func (r *reader) claim(ctx context.Context, more bool) ([]watermillsql.Row, erro
 // (nothing when the lease is another reader's).
 func (r *reader) readIn(ctx context.Context, tx *sql.Tx, now time.Time) ([]watermillsql.Row, error) {
 	until := now.Add(r.s.cfg.Lease).UnixNano()
-	if r.acked > 0 {
-		n, err := r.exec(ctx, tx, r.s.offsets.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, r.acked, until))
+	if r.acked != nil {
+		n, err := r.exec(ctx, tx, r.s.dialect.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, *r.acked, until))
 		if err != nil {
-			return nil, fmt.Errorf("ack offset %d: %w", r.acked, err)
+			return nil, fmt.Errorf("ack offset %d: %w", r.acked.Offset, err)
 		}
 		if n == 0 {
-			r.acked = 0 // they do not count: the new holder reads those messages again
+			r.acked = nil // they do not count: the new holder reads those messages again
 			return nil, errLeaseLost
 		}
 	}
-	n, err := r.exec(ctx, tx, r.s.offsets.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), until))
+	n, err := r.exec(ctx, tx, r.s.dialect.ClaimQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, now.UnixNano(), until))
 	if err != nil || n == 0 {
 		return nil, err // n == 0: the lease is another reader's
 	}
@@ -201,7 +199,7 @@ func (r *reader) deliver(ctx context.Context, row watermillsql.Row) error {
 			return err
 		}
 		if acked {
-			r.acked = row.Offset // written by the next read (claim) or flush, or sooner with a lease renewal
+			r.acked = &row // written by the next read (claim) or flush, or sooner with a lease renewal
 			return nil
 		}
 		select {
@@ -242,7 +240,7 @@ func (r *reader) handOut(ctx context.Context, msg *message.Message, renew <-chan
 }
 
 func (r *reader) renew(ctx context.Context) error {
-	if r.acked > 0 {
+	if r.acked != nil {
 		return r.flush(ctx)
 	}
 	if err := r.renewLease(ctx); err != nil && !errors.Is(err, errLeaseLost) {
@@ -257,15 +255,15 @@ func (r *reader) renew(ctx context.Context) error {
 // reader waits or stops (under a backlog the next read writes it: claim). After a crash the
 // acked messages not yet written are read again: delivery is at least once either way.
 func (r *reader) flush(ctx context.Context) error {
-	if r.acked == 0 {
+	if r.acked == nil {
 		return nil
 	}
-	offset := r.acked
-	r.acked = 0
+	last := *r.acked
+	r.acked = nil
 	until := time.Now().Add(r.s.cfg.Lease).UnixNano()
-	n, err := r.exec(ctx, r.s.db, r.s.offsets.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, offset, until))
+	n, err := r.exec(ctx, r.s.db, r.s.dialect.LeasedAckQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder, last, until))
 	if err != nil {
-		return fmt.Errorf("ack offset %d: %w", offset, err)
+		return fmt.Errorf("ack offset %d: %w", last.Offset, err)
 	}
 	if n == 0 {
 		return errLeaseLost
@@ -281,7 +279,7 @@ func (r *reader) release() {
 	r.held = false
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := r.exec(ctx, r.s.db, r.s.offsets.ReleaseQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder)); err != nil && !errors.Is(err, sql.ErrConnDone) {
+	if _, err := r.exec(ctx, r.s.db, r.s.dialect.ReleaseQuery(r.topic, r.s.cfg.ConsumerGroup, r.holder)); err != nil && !errors.Is(err, sql.ErrConnDone) {
 		r.log.Error("Cannot release lease", err, nil)
 	}
 }
