@@ -43,7 +43,7 @@ type RelayOptions struct {
 	// NATSURL is the NATS server's (default $BRIDGE_TEST_NATS_URL): each run makes a stream of
 	// its own there and deletes it afterwards.
 	NATSURL string
-	// NATSMaxInFlight is bus.max_in_flight of the NATS bus (0: its default, 1).
+	// NATSMaxInFlight is bus.max_in_flight of the NATS bus (0: its default).
 	NATSMaxInFlight int
 }
 
@@ -105,6 +105,9 @@ func newScaleRig(ctx context.Context, o RelayOptions, rx *receiver, jobs int) (_
 	if o.Bus == "nats" {
 		id := randomHex()
 		ncfg = natsbus.Config{URL: o.NATSURL, SubjectPrefix: "bench_" + id, Stream: "BENCH_" + id, MaxInFlight: o.NATSMaxInFlight}
+		if err := ncfg.Validate(); err != nil { // its defaults, as bridge run's
+			return nil, err
+		}
 		r.closers = append(r.closers, func() { deleteStream(o.NATSURL, ncfg.Stream) })
 	}
 	secret, err := webhook.NewSecret()

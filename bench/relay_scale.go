@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/transcript-bridge/bridge/bridge/natsbus"
 )
 
 // relayScale is bench relay on PostgreSQL (--store postgres), with the store's bus or NATS
@@ -36,7 +39,7 @@ func relayScale(ctx context.Context, env Env) (*Report, error) {
 	n := jobs * perJob * relayEndpoints
 	bus := o.Bus
 	if bus == "nats" {
-		bus += fmt.Sprintf(" (max_in_flight %d)", max(o.NATSMaxInFlight, 1))
+		bus += fmt.Sprintf(" (max_in_flight %d)", cmp.Or(o.NATSMaxInFlight, natsbus.DefaultMaxInFlight))
 	}
 	env.Logf("bench relay: PostgreSQL, bus %s, %d replica(s): %d deliveries (%d jobs × %d events × %d endpoints)", bus, o.Replicas, n, jobs, perJob, relayEndpoints)
 	var one *scaleResult

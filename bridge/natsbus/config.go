@@ -12,9 +12,9 @@
 // (replicas): each message goes to one of them. A message is acknowledged to the server only
 // after the handler acks it, and the server confirms that ack (double ack); a nacked message,
 // or one whose handler does not answer within bus.ack_wait, or one left behind by a subscriber
-// that stopped, is delivered again. bus.max_in_flight (default 1) is how many unacknowledged
-// messages a group may hold: with 1, the group reads in publish order even across failures and
-// replicas. A publisher stamps every message with its topic and UUID as Nats-Msg-Id, so the
+// that stopped, is delivered again. bus.max_in_flight (default 100) is how many unacknowledged
+// messages a group may hold, handed out side by side; with 1, the group reads in publish order
+// even across failures and replicas, one message at a time. A publisher stamps every message with its topic and UUID as Nats-Msg-Id, so the
 // server drops a copy republished to the same topic within its duplicate window (two minutes,
 // or bus.max_age when shorter).
 package natsbus
@@ -49,10 +49,11 @@ type Config struct {
 	// has already retried it a few times in-process).
 	NakDelay time.Duration `koanf:"nak_delay"`
 	// MaxInFlight is how many delivered, unacknowledged messages a consumer group may hold at
-	// once across its subscribers (default 1: strict order). More lets the group's replicas
-	// handle several messages at once, in no guaranteed order (the relay keeps each job's
-	// events in order by itself): each subscription hands out up to this many at once (at most
-	// 32), which the relay's fan-out commits together.
+	// once across its subscribers (default 100), handed out in no guaranteed order (the relay
+	// keeps each job's events in order by itself): each subscription hands out up to this many
+	// at once (at most 32), which the relay's fan-out commits together, and a replica's crash
+	// holds back only what it held (for bus.ack_wait). 1 is strict order: one message at a time
+	// across the group, each event a commit of its own (about 800 deliveries/s, BENCHMARKS.md).
 	MaxInFlight int `koanf:"max_in_flight"`
 	// MaxAge is how long the stream keeps a message (default 7 days; applies when this
 	// package creates the stream).
@@ -68,6 +69,7 @@ const (
 	DefaultSubjectPrefix = "bridge"
 	DefaultConsumerGroup = "relay"
 	DefaultAckWait       = 30 * time.Second
+	DefaultMaxInFlight   = 100
 	DefaultNakDelay      = time.Second
 	DefaultMaxAge        = 7 * 24 * time.Hour
 )
@@ -92,7 +94,7 @@ func (c *Config) setDefaults() {
 		c.NakDelay = DefaultNakDelay
 	}
 	if c.MaxInFlight == 0 {
-		c.MaxInFlight = 1
+		c.MaxInFlight = DefaultMaxInFlight
 	}
 	if c.MaxAge == 0 {
 		c.MaxAge = DefaultMaxAge

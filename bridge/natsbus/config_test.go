@@ -12,7 +12,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{URL: "nats://127.0.0.1:4222", SubjectPrefix: "bridge", Stream: "BRIDGE", ConsumerGroup: "relay",
-		AckWait: 30 * time.Second, NakDelay: time.Second, MaxInFlight: 1, MaxAge: 7 * 24 * time.Hour, Replicas: 1}
+		AckWait: 30 * time.Second, NakDelay: time.Second, MaxInFlight: 100, MaxAge: 7 * 24 * time.Hour, Replicas: 1}
 	if c != want {
 		t.Errorf("defaults = %+v, want %+v", c, want)
 	}

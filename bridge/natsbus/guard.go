@@ -97,7 +97,7 @@ func (g guarded) Consume(handler jetstream.MessageHandler, opts ...jetstream.Pul
 // what became of it: a message whose handler acked is acked even if watermill-nats' own ack
 // failed, and one that no handler answered within bus.ack_wait is nacked at once, so that the
 // group's next reader takes it now rather than after bus.ack_wait again (with
-// bus.max_in_flight 1 the whole group would wait that long).
+// bus.max_in_flight 1 the whole group would wait that long; with more, that message's job).
 func (s *Subscriber) settle(handler jetstream.MessageHandler, raw jetstream.Msg) {
 	m := &tracked{Msg: raw}
 	defer func() {

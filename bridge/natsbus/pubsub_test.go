@@ -13,7 +13,8 @@ import (
 
 // testConfig is a bus on url under prefix for group, with the short waits of tests.
 func testConfig(url, prefix, group string) natsbus.Config {
-	return natsbus.Config{URL: url, SubjectPrefix: prefix, ConsumerGroup: group, AckWait: 2 * time.Second, NakDelay: 10 * time.Millisecond}
+	return natsbus.Config{URL: url, SubjectPrefix: prefix, ConsumerGroup: group, AckWait: 2 * time.Second, NakDelay: 10 * time.Millisecond,
+		MaxInFlight: 1} // strict order, which most tests here check; TestPubSub also runs the default's lanes
 }
 
 func newPubSub(t *testing.T, cfg natsbus.Config) (*natsbus.Publisher, *natsbus.Subscriber) {
@@ -32,7 +33,8 @@ func newPubSub(t *testing.T, cfg natsbus.Config) (*natsbus.Publisher, *natsbus.S
 
 // TestPubSub runs Watermill's universal Pub/Sub suite on an embedded server, and on the real
 // one (BRIDGE_TEST_NATS_URL) under a subject prefix and stream of its own, deleted after; on
-// the real one also with bus.max_in_flight 16 (lanes of one subscription, no order).
+// the real one also with bus.max_in_flight 100, the default (lanes of one subscription, no
+// order).
 func TestPubSub(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) {
 		t.Parallel()
@@ -42,9 +44,9 @@ func TestPubSub(t *testing.T) {
 		t.Parallel()
 		runSuite(t, natstest.URL(t), 1)
 	})
-	t.Run("server/in-flight-16", func(t *testing.T) {
+	t.Run("server/in-flight-100", func(t *testing.T) {
 		t.Parallel()
-		runSuite(t, natstest.URL(t), 16)
+		runSuite(t, natstest.URL(t), natsbus.DefaultMaxInFlight)
 	})
 }
 

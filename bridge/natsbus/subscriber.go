@@ -63,7 +63,7 @@ func NewSubscriber(cfg Config, logger watermill.LoggerAdapter) (*Subscriber, err
 		AckWaitTimeout:      cfg.AckWait,
 		ResourceInitializer: s.initialize,
 		NakDelay:            nakDelay,
-		ConsumeOptions: consumeOptions(cfg.MaxInFlight, s.consumeError),
+		ConsumeOptions:      consumeOptions(cfg.MaxInFlight, s.consumeError),
 		// Ack with the server's confirmation: a handler's Ack counts once the server has
 		// recorded it.
 		AckAsync:    false,

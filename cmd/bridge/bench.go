@@ -109,7 +109,7 @@ func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, 
 		f.IntVar(&relayOpts.Replicas, "replicas", 1, "relays sharing the work with --store postgres, each as a replica of bridge run; above 1 also runs one replica for relay_scaling")
 		f.StringVar(&relayOpts.DSN, "dsn", "", "the PostgreSQL server (default $BRIDGE_TEST_POSTGRES_DSN)")
 		f.StringVar(&relayOpts.NATSURL, "nats-url", "", "the NATS server (default $BRIDGE_TEST_NATS_URL)")
-		f.IntVar(&relayOpts.NATSMaxInFlight, "nats-max-in-flight", 0, "bus.max_in_flight of the NATS bus (default its own, 1: strict order)")
+		f.IntVar(&relayOpts.NATSMaxInFlight, "nats-max-in-flight", 0, "bus.max_in_flight of the NATS bus (default its own, 100; 1 is strict order)")
 	case "soak":
 		f.DurationVar(duration, "duration", 0, "how long the soak runs (default 1h; 2m with --short)")
 	}

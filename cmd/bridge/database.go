@@ -67,9 +67,9 @@ func busConfig(group string) sqlbus.Config {
 	return sqlbus.Config{ConsumerGroup: group, InFlight: relay.BusInFlight, PollInterval: relay.BusPollInterval, Lease: relay.BusLease}
 }
 
-// forwarderConfig is how the NATS forwarder reads the store's bus: one event at a time, in
-// order, with bus.max_in_flight 1 (strict order on NATS too); with more, a window of up to
-// relay.BusInFlight, published at once.
+// forwarderConfig is how the NATS forwarder reads the store's bus: a window of up to
+// bus.max_in_flight events (at most relay.BusInFlight), published at once; with 1 (strict
+// order on NATS too) one event at a time, in order.
 func forwarderConfig(maxInFlight int) sqlbus.Config {
 	cfg := busConfig(forwarderGroup)
 	cfg.InFlight = min(max(maxInFlight, 1), relay.BusInFlight)
