@@ -362,3 +362,36 @@ func TestALateCommitIsNotSkipped(t *testing.T) {
 	}
 	waitBacklog(t, sub, "events", 0)
 }
+
+// TestExpiredLeaseIsTakenOver: a reader that died holding the group's lease, with an ack not
+// written, delays the group only until the lease expires; then the message it held is read
+// again (at least once).
+func TestExpiredLeaseIsTakenOver(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
+		t.Fatal(err)
+	}
+	publishIn(t, db, "events", "m1", true)
+	expires := time.Now().Add(300 * time.Millisecond)
+	if _, err := db.Exec(`INSERT INTO watermill_offsets_events (consumer_group, offset_acked, last_processed_transaction_id, leased_by, lease_until)
+		VALUES ('g', 0, '0', 'dead-process', $1)`, expires.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := bus.NewSubscriber(db, fast("g"), nil)
+	defer sub.Close()
+	msgs, err := sub.Subscribe(ctx, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-msgs:
+		if now := time.Now(); now.Before(expires) || m.UUID != "m1" {
+			t.Errorf("received %s %v before the dead reader's lease expired, want m1 after it", m.UUID, expires.Sub(now))
+		}
+		m.Ack()
+	case <-time.After(time.Minute):
+		t.Fatal("the group never resumed after the lease expired")
+	}
+	waitBacklog(t, sub, "events", 0)
+}
