@@ -9,19 +9,19 @@ import (
 )
 
 // replicasInFlight is how many runs of one bus replicaRuns has going at once: one killing
-// replicas while the previous one waits for its export (a run's last transcripts are exported
-// by the tick of the minute after they complete: up to a minute after its kills, the run's
-// replicas idle). Each run's fleet holds 18-28 connections to PostgreSQL (max_connections: 100),
-// so the two buses' four runs stay below the server's limit.
-const replicasInFlight = 2
+// replicas while the previous ones wait for their export (a run's last transcripts are
+// exported by the tick of the minute after they complete: up to a minute after its kills, the
+// run's replicas idle). A run's fleet holds 20-30 connections to PostgreSQL.
+const replicasInFlight = 3
 
-// replicaRuns runs TestReplicas n times on busDriver: one run as it is, more as subtests run=01,
-// run=02, … Their kills come one run after another (the next run starts when the previous
-// one's kills and feed are over), while up to replicasInFlight runs wait for their exports
-// together; then it prints each run's slowest completion.
-func replicaRuns(t *testing.T, busDriver string, n int) {
+// replicaRuns runs TestReplicas n times on busDriver, on the PostgreSQL server of admin (see
+// runReplicas): one run as it is, more as subtests run=01, run=02, … Their kills come one run
+// after another (the next run starts when the previous one's kills and feed are over), while
+// up to replicasInFlight runs wait for their exports together; then it prints each run's
+// slowest completion.
+func replicaRuns(t *testing.T, busDriver, admin string, n int) {
 	if n <= 1 {
-		runReplicas(t, busDriver, func() {})
+		runReplicas(t, busDriver, admin, func() {})
 		return
 	}
 	slowest := make([]time.Duration, n)
@@ -40,7 +40,7 @@ func replicaRuns(t *testing.T, busDriver string, n int) {
 				var once sync.Once
 				killed := func() { once.Do(func() { <-killing }) }
 				defer killed() // a run that fails early lets the next one start
-				slowest[i] = runReplicas(t, busDriver, killed)
+				slowest[i] = runReplicas(t, busDriver, admin, killed)
 			})
 		}()
 	}

@@ -52,10 +52,14 @@ func TestReplicas(t *testing.T) {
 		{"bus=nats", "nats"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			admin := "" // BRIDGE_TEST_POSTGRES_DSN's server
 			if *replicasRuns > 1 {
-				t.Parallel() // a database, a stream and fleets each: the buses share nothing
+				t.Parallel() // a server, streams and fleets each: the buses share nothing
+				// The runs in flight hold up to ~80 connections, more than the shared server
+				// spares (max_connections 100): one of the bus's own (200), as durable.
+				admin = pgtest.NewServer(t, "fsync=on", "synchronous_commit=on", "full_page_writes=on").DSN()
 			}
-			replicaRuns(t, tc.bus, *replicasRuns)
+			replicaRuns(t, tc.bus, admin, *replicasRuns)
 		})
 	}
 }
@@ -72,10 +76,11 @@ type replicaRig struct {
 	config  string
 }
 
-// runReplicas is one run of TestReplicas on busDriver. It calls killed once the kills and the
-// feed are over (only waiting for the drain is left), and returns the slowest completion's
-// time from transcription to accepted delivery.
-func runReplicas(t *testing.T, busDriver string, killed func()) time.Duration {
+// runReplicas is one run of TestReplicas on busDriver, on a fresh database on the server of
+// admin (empty: BRIDGE_TEST_POSTGRES_DSN's). It calls killed once the kills and the feed are
+// over (only waiting for the drain is left), and returns the slowest completion's time from
+// transcription to accepted delivery.
+func runReplicas(t *testing.T, busDriver, admin string, killed func()) time.Duration {
 	files, kills := 200, 10
 	if *replicasLong {
 		files, kills = 1000, 40
@@ -83,7 +88,11 @@ func runReplicas(t *testing.T, busDriver string, killed func()) time.Duration {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("replicas seed %d (bus %s, recordings %d, kills %d)", seed, busDriver, files, kills)
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
-	rig := newReplicaRig(t, busDriver, seed)
+	o := rigOptions{bus: busDriver, seed: seed}
+	if admin != "" {
+		o.dsn = pgtest.NewOn(t, admin)
+	}
+	rig := newReplicaRigWith(t, o)
 
 	start := time.Now()
 	f := newFleet(t, rig.config, replicaCount)
@@ -136,13 +145,6 @@ func runReplicas(t *testing.T, busDriver string, killed func()) time.Duration {
 	return slowest
 }
 
-// newReplicaRig starts the sandbox (faulting) and the receiver (failing 30% of requests),
-// makes a fresh database and, for busDriver nats, a subject prefix of the test's own, and
-// writes the replicas' configuration.
-func newReplicaRig(t *testing.T, busDriver string, seed uint64) *replicaRig {
-	return newReplicaRigWith(t, rigOptions{bus: busDriver, seed: seed})
-}
-
 // rigOptions are newReplicaRigWith's: the bus driver and the seed, and optionally the
 // database (else a fresh one on BRIDGE_TEST_POSTGRES_DSN's server), the NATS server (else
 // natsURL's) and whether each replica serves /readyz (server.addr on a free port).
@@ -154,7 +156,9 @@ type rigOptions struct {
 	server  bool
 }
 
-// newReplicaRigWith is newReplicaRig with o's choices.
+// newReplicaRigWith starts the sandbox (faulting) and the receiver (failing 30% of requests),
+// makes a fresh database (unless o names one) and, for bus nats, a subject prefix of the
+// test's own, and writes the replicas' configuration.
 func newReplicaRigWith(t *testing.T, o rigOptions) *replicaRig {
 	busDriver, seed := o.bus, o.seed
 	if o.dsn == "" {
