@@ -11,6 +11,7 @@ import (
 	"iter"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
@@ -122,13 +123,22 @@ type runWriter struct {
 	keep  map[string]bool // committed by this attempt
 }
 
-// commit moves the scratch file tmp to name at the destination, keeps name and journals it.
+// commit journals name, then moves the scratch file tmp there and keeps name. Journal first:
+// a run killed between the two leaves its journal naming a file that may not be there
+// (removing it is a no-op), never a file of its own that its journal does not name, which the
+// next attempt at the tick would take for another run's and keep beside its own (a second
+// manifest of the tick, a transcript's file no manifest lists).
 func (rw *runWriter) commit(ctx context.Context, tmp, name string) error {
+	if !slices.Contains(rw.jr.Files, name) {
+		if err := rw.jr.add(ctx, name); err != nil {
+			return err
+		}
+	}
 	if err := rw.dest.Commit(ctx, tmp, name); err != nil {
 		return err
 	}
 	rw.keep[name] = true
-	return rw.jr.add(ctx, name)
+	return nil
 }
 
 // committer is commit bound to ctx, as archive and single take it.

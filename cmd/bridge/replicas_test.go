@@ -24,6 +24,10 @@ import (
 // replicasLong runs TestReplicas at full size: go test ./cmd/bridge -run Replicas -replicas.long -v.
 var replicasLong = flag.Bool("replicas.long", false, "run TestReplicas with 1,000 recordings and 40 kills instead of 200 and 10")
 
+// replicasRuns repeats TestReplicas on each bus (issue 32, point 4; CI runs it with 10):
+// go test ./cmd/bridge -run '^TestReplicas$' -replicas.runs 10 -v.
+var replicasRuns = flag.Int("replicas.runs", 1, "run TestReplicas this many times on each bus (subtests run=01, run=02, …), each on a database and stream of its own")
+
 const (
 	replicaCount  = 3
 	replicaExport = "archive"
@@ -36,7 +40,8 @@ const (
 // Recordings arrive while a random replica is SIGKILLed and restarted again and again. Then it
 // asserts the promises: one job and one transcription per recording, minutes charged once,
 // every completion delivered with one stable webhook-id per event, each export tick produced
-// once and every transcript exported once. It runs on each bus driver, and prints what it saw.
+// once and every transcript exported once. It runs on each bus driver, and prints what it saw;
+// with -replicas.runs, that many times on each, the two buses side by side (see replicaRuns).
 func TestReplicas(t *testing.T) {
 	t.Parallel() // child processes, mostly waiting: overlaps the other long tests
 	if testing.Short() {
@@ -46,7 +51,16 @@ func TestReplicas(t *testing.T) {
 		{"bus=sql", "sql"},
 		{"bus=nats", "nats"},
 	} {
-		t.Run(tc.name, func(t *testing.T) { runReplicas(t, tc.bus) })
+		t.Run(tc.name, func(t *testing.T) {
+			admin := "" // BRIDGE_TEST_POSTGRES_DSN's server
+			if *replicasRuns > 1 {
+				t.Parallel() // a server, streams and fleets each: the buses share nothing
+				// The runs in flight hold up to ~80 connections, more than the shared server
+				// spares (max_connections 100): one of the bus's own (200), as durable.
+				admin = pgtest.NewServer(t, "fsync=on", "synchronous_commit=on", "full_page_writes=on").DSN()
+			}
+			replicaRuns(t, tc.bus, admin, *replicasRuns)
+		})
 	}
 }
 
@@ -62,7 +76,11 @@ type replicaRig struct {
 	config  string
 }
 
-func runReplicas(t *testing.T, busDriver string) {
+// runReplicas is one run of TestReplicas on busDriver, on a fresh database on the server of
+// admin (empty: BRIDGE_TEST_POSTGRES_DSN's). It calls killed once the kills and the feed are
+// over (only waiting for the drain is left), and returns the slowest completion's time from
+// transcription to accepted delivery.
+func runReplicas(t *testing.T, busDriver, admin string, killed func()) time.Duration {
 	files, kills := 200, 10
 	if *replicasLong {
 		files, kills = 1000, 40
@@ -70,15 +88,20 @@ func runReplicas(t *testing.T, busDriver string) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("replicas seed %d (bus %s, recordings %d, kills %d)", seed, busDriver, files, kills)
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
-	rig := newReplicaRig(t, busDriver, seed)
+	o := rigOptions{bus: busDriver, seed: seed}
+	if admin != "" {
+		o.dsn = pgtest.NewOn(t, admin)
+	}
+	rig := newReplicaRigWith(t, o)
 
 	start := time.Now()
 	f := newFleet(t, rig.config, replicaCount)
-	fed := rig.feed(files, time.Duration(kills)*3*time.Second)
+	fed := rig.feed(files, time.Duration(kills)*(killUpMin+killUpMax+killDownMax)/2)
 	killReplicas(f, rng, kills)
 	if err := <-fed; err != nil {
 		t.Fatalf("feed the inbox: %v", err)
 	}
+	killed()
 	drainStart := time.Now()
 	deadline := drainStart.Add(4 * time.Minute)
 	if *replicasLong {
@@ -111,21 +134,15 @@ func runReplicas(t *testing.T, busDriver string) {
 	uploads, attempts := checkStoreSettled(t, store, files)
 	ex := checkExports(t, store, rig.exports, replicaExport)
 
-	starts, killed := f.counts()
+	starts, sigkills := f.counts()
 	rig.rx.mu.Lock()
 	defer rig.rx.mu.Unlock()
 	t.Logf("replicas (bus %s): %d recordings, %d replicas, %d SIGKILLs and %d starts in %s, drained in %s after the last kill; "+
 		"%d upload attempts (%d retries); sandbox faults injected %v; receiver: %d requests, %d refused, %d delivery attempts recorded, "+
 		"%d duplicate deliveries absorbed; export: %s; log lines %v",
-		busDriver, files, replicaCount, killed, starts, drainStart.Sub(start).Round(time.Millisecond), drained.Round(time.Millisecond),
+		busDriver, files, replicaCount, sigkills, starts, drainStart.Sub(start).Round(time.Millisecond), drained.Round(time.Millisecond),
 		uploads, uploads-files, faultsInjected(t, rig.sb), rig.rx.calls, rig.rx.refused, attempts, rig.rx.accepted-len(rig.rx.ids), ex, f.logCounts())
-}
-
-// newReplicaRig starts the sandbox (faulting) and the receiver (failing 30% of requests),
-// makes a fresh database and, for busDriver nats, a subject prefix of the test's own, and
-// writes the replicas' configuration.
-func newReplicaRig(t *testing.T, busDriver string, seed uint64) *replicaRig {
-	return newReplicaRigWith(t, rigOptions{bus: busDriver, seed: seed})
+	return slowest
 }
 
 // rigOptions are newReplicaRigWith's: the bus driver and the seed, and optionally the
@@ -139,7 +156,9 @@ type rigOptions struct {
 	server  bool
 }
 
-// newReplicaRigWith is newReplicaRig with o's choices.
+// newReplicaRigWith starts the sandbox (faulting) and the receiver (failing 30% of requests),
+// makes a fresh database (unless o names one) and, for bus nats, a subject prefix of the
+// test's own, and writes the replicas' configuration.
 func newReplicaRigWith(t *testing.T, o rigOptions) *replicaRig {
 	busDriver, seed := o.bus, o.seed
 	if o.dsn == "" {
@@ -242,14 +261,24 @@ func (rig *replicaRig) feed(files int, span time.Duration) <-chan error {
 	return done
 }
 
-// killReplicas SIGKILLs a random replica kills times, every one to five seconds, and starts it
-// again after up to two seconds (long enough, at times, for another to take its leases over).
+// The kill cadence: the fleet runs killUpMin to killUpMax between two kills, and a killed
+// replica is started again after up to killDownMax. Shorter than the leases (2 s), so a kill
+// often lands while the previous one's leases are still running out; the feed spreads the
+// recordings over the kills' expected span, so every kill lands on work in flight.
+const (
+	killUpMin   = 500 * time.Millisecond
+	killUpMax   = 2 * time.Second
+	killDownMax = time.Second
+)
+
+// killReplicas SIGKILLs a random replica kills times at the kill cadence, starting each again
+// (a new process: a new replica, its predecessor's leases left to run out).
 func killReplicas(f *fleet, rng *rand.Rand, kills int) {
 	for range kills {
-		time.Sleep(time.Duration(1000+rng.IntN(4000)) * time.Millisecond)
+		time.Sleep(killUpMin + time.Duration(rng.Int64N(int64(killUpMax-killUpMin+1))))
 		i := rng.IntN(replicaCount)
 		f.kill(i)
-		time.Sleep(time.Duration(rng.IntN(2000)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.Int64N(int64(killDownMax + 1))))
 		f.start(i)
 	}
 }

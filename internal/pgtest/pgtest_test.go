@@ -116,13 +116,14 @@ func TestUnavailable(t *testing.T) {
 	}
 }
 
-// TestServer: a cluster of the test's own answers, refuses connections once stopped, and
-// answers again after Start and after Restart, with its data kept.
+// TestServer: a cluster of the test's own answers with the settings it was given, refuses
+// connections once stopped, and answers again after Start and after Restart (settings and
+// data kept).
 func TestServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("initdb takes seconds")
 	}
-	s := pgtest.NewServer(t)
+	s := pgtest.NewServer(t, "fsync=on")
 	dsn := pgtest.NewOn(t, s.DSN())
 	ctx := context.Background()
 	exec := func(q string) error {
@@ -133,6 +134,21 @@ func TestServer(t *testing.T) {
 		defer conn.Close(ctx)
 		_, err = conn.Exec(ctx, q)
 		return err
+	}
+	fsync := func() string {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err.Error()
+		}
+		defer conn.Close(ctx)
+		var v string
+		if err := conn.QueryRow(ctx, "SHOW fsync").Scan(&v); err != nil {
+			return err.Error()
+		}
+		return v
+	}
+	if got := fsync(); got != "on" {
+		t.Errorf("SHOW fsync on NewServer(t, \"fsync=on\") = %s, want on", got)
 	}
 	if err := exec("CREATE TABLE t (id int)"); err != nil {
 		t.Fatalf("create table: %v", err)
@@ -148,5 +164,8 @@ func TestServer(t *testing.T) {
 	s.Restart()
 	if err := exec("INSERT INTO t VALUES (2)"); err != nil {
 		t.Fatalf("insert after Restart: %v", err)
+	}
+	if got := fsync(); got != "on" {
+		t.Errorf("SHOW fsync after Restart = %s, want on", got)
 	}
 }

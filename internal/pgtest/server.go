@@ -22,22 +22,24 @@ const EnvBin = "BRIDGE_TEST_POSTGRES_BIN"
 // server under a running bridge. Run as root, its processes run as the user "postgres" (or
 // "nobody"), since PostgreSQL refuses to run as root.
 type Server struct {
-	t    testing.TB
-	bin  string
-	data string
-	port int
-	cred *syscall.Credential
+	t        testing.TB
+	bin      string
+	data     string
+	port     int
+	cred     *syscall.Credential
+	settings []string
 }
 
 // NewServer creates and starts a cluster; it is stopped (immediate mode) and removed when the
-// test ends. Without PostgreSQL's binaries the test skips, or fails under CI=true.
-func NewServer(t testing.TB) *Server {
+// test ends. Without PostgreSQL's binaries the test skips, or fails under CI=true. Each of
+// settings ("name=value") overrides the server's (see options), e.g. "fsync=on".
+func NewServer(t testing.TB, settings ...string) *Server {
 	t.Helper()
 	bin := serverBin()
 	if bin == "" {
 		unavailable(t, "initdb and pg_ctl not found (set "+EnvBin+")")
 	}
-	s := &Server{t: t, bin: bin, port: freePort(t)}
+	s := &Server{t: t, bin: bin, port: freePort(t), settings: settings}
 	root, err := os.MkdirTemp("", "pgtest-server-")
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
@@ -88,10 +90,15 @@ func (s *Server) Restart() {
 	s.run("pg_ctl", "restart", "-D", s.data, "-m", "fast", "-w", "-t", "60", "-o", s.options())
 }
 
-// options are the server's settings: loopback only, its socket beside its data, no fsync.
+// options are the server's settings: loopback only, its socket beside its data, no fsync,
+// 200 connections; then NewServer's settings (the last of a name wins).
 func (s *Server) options() string {
-	return fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+	o := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
 		s.port, filepath.Dir(s.data))
+	for _, kv := range s.settings {
+		o += " -c " + kv
+	}
+	return o
 }
 
 func (s *Server) command(name string, args ...string) *exec.Cmd {
