@@ -101,12 +101,13 @@ func diagnoseUndelivered(dsn string, rx *chaosReceiver) string {
 		}
 	}
 	if len(ids) > 0 {
-		if rows, err := db.QueryContext(ctx, `SELECT consumer_group, offset_acked, last_processed_transaction_id::text FROM "watermill_offsets_events"`); err == nil {
+		if rows, err := db.QueryContext(ctx, `SELECT consumer_group, COALESCE(offset_acked, 0), last_processed_transaction_id::text,
+			leased_by, lease_until FROM "watermill_offsets_events"`); err == nil {
 			for rows.Next() {
-				var group, tx string
-				var off int64
-				rows.Scan(&group, &off, &tx)
-				fmt.Fprintf(&b, "bus group %s: offset %d, transaction %s\n", group, off, tx)
+				var group, tx, holder string
+				var off, until int64
+				rows.Scan(&group, &off, &tx, &holder, &until)
+				fmt.Fprintf(&b, "bus group %s: offset %d, transaction %s, lease %q until %s\n", group, off, tx, holder, time.Unix(0, until).UTC().Format(time.RFC3339Nano))
 			}
 			rows.Close()
 		}
