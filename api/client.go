@@ -148,6 +148,11 @@ type Client struct {
 	retry     retry.Policy
 	// lastAnswer is when the API last answered (Unix nanoseconds; see LastAnswer).
 	lastAnswer atomic.Int64
+	// spentAt is when a request that is not background work last found the data budget spent
+	// (Unix nanoseconds; see Contended).
+	spentAt atomic.Int64
+	// now is the clock of Contended (nil: time.Now), for tests.
+	now func() time.Time
 }
 
 // New returns a client; it fails when the configuration is incomplete.
@@ -202,6 +207,9 @@ func (c *Client) wait(ctx context.Context, class string) error {
 	}
 	if l == nil {
 		return nil
+	}
+	if class == classData {
+		c.noteBudget(ctx, l)
 	}
 	start := time.Now()
 	err := l.Wait(ctx)

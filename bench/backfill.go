@@ -42,9 +42,9 @@ const backfillScale = 4
 // those limits on a clock backfillScale times faster, as bridge run would with the folder as
 // its source:
 //   - backfill_rate: uploads answered per limit minute, from the first upload's arrival to the
-//     last one's answer, beside what the limits leave for uploads once the tracking requests
-//     made meanwhile (lists, GETs of finished transcriptions, the balance checks), which count
-//     in the same budget, had theirs: 500 less those per minute. Goal ≥ 0.9;
+//     last one's answer, beside the limit itself, 500 a minute: the tracking requests made
+//     meanwhile (lists, GETs of finished transcriptions, the balance checks) count in the same
+//     budget and are answered too, so they take their share out of the ratio. Goal ≥ 0.9;
 //   - backfill_429s: 429 answers of the sandbox during the run (goal 0: the bridge paces
 //     itself, it does not bounce off the limit);
 //   - backfill_tracking: the tracking requests per limit minute, beside the budget (reported);
@@ -61,10 +61,10 @@ func Backfill(ctx context.Context, env Env) (*Report, error) {
 	}
 	minutes := run.took.Seconds() / (time.Minute / backfillScale).Seconds()
 	rate, tracking := float64(n)/minutes, float64(run.tracking)/minutes
-	env.Logf("bench backfill: %d uploads in %.1f s (%.2f limit minutes): %.0f uploads/min, %.0f tracking requests/min, %d answered 429; %.2f× the raw limit of %d",
-		n, run.took.Seconds(), minutes, rate, tracking, run.tooMany, rate/backfillPerMinute, backfillPerMinute)
+	env.Logf("bench backfill: %d uploads in %.1f s (%.2f limit minutes): %.0f uploads/min, %.0f tracking requests/min, %d answered 429; %.2f× the limit of %d; tracked meanwhile: %d done, %d waiting",
+		n, run.took.Seconds(), minutes, rate, tracking, run.tooMany, rate/backfillPerMinute, backfillPerMinute, run.done, n-run.done)
 	results := []Result{
-		Goal{MinRatio: Ref(0.9)}.Figure("backfill_rate", rate, "uploads/min", Ref(backfillPerMinute-tracking), "the 500/min limit less tracking's share"),
+		Goal{MinRatio: Ref(0.9)}.Figure("backfill_rate", rate, "uploads/min", Ref(backfillPerMinute), "the 500/min limit, tracking inside it"),
 		Goal{MaxValue: Ref(0)}.Figure("backfill_429s", float64(run.tooMany), "429s", nil, ""),
 		Goal{}.Figure("backfill_tracking", tracking, "requests/min", Ref(backfillPerMinute), "the 500/min budget"),
 	}
@@ -77,10 +77,11 @@ func Backfill(ctx context.Context, env Env) (*Report, error) {
 
 // backfillRun is what one backfill measured: the time from the first upload's arrival to the
 // last one's answer, the tracking requests (every data request but the uploads) and the 429s
-// answered meanwhile.
+// answered meanwhile, and the jobs the tracker had seen done by then.
 type backfillRun struct {
 	took              time.Duration
 	tracking, tooMany int64
+	done              int
 }
 
 // backfillCounter counts what the sandbox answers: uploads accepted, other requests, 429s.
@@ -189,8 +190,14 @@ func backfill(ctx context.Context, env Env, n int) (*backfillRun, error) {
 		return nil, fmt.Errorf("%d of %d uploads after %s", count.uploads.Load(), n, time.Duration(3*n/backfillPerMinute+2)*window*2)
 	}
 	count.mu.Lock()
-	defer count.mu.Unlock()
-	return &backfillRun{took: count.last.Sub(count.first), tracking: count.others.Load(), tooMany: count.tooMany.Load()}, nil
+	run := &backfillRun{took: count.last.Sub(count.first), tracking: count.others.Load(), tooMany: count.tooMany.Load()}
+	count.mu.Unlock()
+	states, err := store.Counts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	run.done = states[bridge.StateDone]
+	return run, nil
 }
 
 // backfillPipeline is the pipeline bridge run makes of a local folder: a SQLite store in dir,
