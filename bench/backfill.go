@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -61,8 +62,8 @@ func Backfill(ctx context.Context, env Env) (*Report, error) {
 	}
 	minutes := run.took.Seconds() / (time.Minute / backfillScale).Seconds()
 	rate, tracking := float64(n)/minutes, float64(run.tracking)/minutes
-	env.Logf("bench backfill: %d uploads in %.1f s (%.2f limit minutes): %.0f uploads/min, %.0f tracking requests/min, %d answered 429; %.2f× the limit of %d; tracked meanwhile: %d done, %d waiting",
-		n, run.took.Seconds(), minutes, rate, tracking, run.tooMany, rate/backfillPerMinute, backfillPerMinute, run.done, n-run.done)
+	env.Logf("bench backfill: %d uploads in %.1f s (%.2f limit minutes): %.0f uploads/min, %.0f tracking requests/min, %d answered 429; %.2f× the limit of %d; by then the sandbox had finished %d and the tracker had seen %d of them done (the rest once the uploads no longer queue)",
+		n, run.took.Seconds(), minutes, rate, tracking, run.tooMany, rate/backfillPerMinute, backfillPerMinute, run.finished, run.done)
 	results := []Result{
 		Goal{MinRatio: Ref(0.9)}.Figure("backfill_rate", rate, "uploads/min", Ref(backfillPerMinute), "the 500/min limit, tracking inside it"),
 		Goal{MaxValue: Ref(0)}.Figure("backfill_429s", float64(run.tooMany), "429s", nil, ""),
@@ -77,11 +78,12 @@ func Backfill(ctx context.Context, env Env) (*Report, error) {
 
 // backfillRun is what one backfill measured: the time from the first upload's arrival to the
 // last one's answer, the tracking requests (every data request but the uploads) and the 429s
-// answered meanwhile, and the jobs the tracker had seen done by then.
+// answered meanwhile, and the transcriptions the sandbox had finished and the jobs the tracker
+// had seen done by then.
 type backfillRun struct {
 	took              time.Duration
 	tracking, tooMany int64
-	done              int
+	finished, done    int
 }
 
 // backfillCounter counts what the sandbox answers: uploads accepted, other requests, 429s.
@@ -197,6 +199,9 @@ func backfill(ctx context.Context, env Env, n int) (*backfillRun, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	run.done = states[bridge.StateDone]
+	if run.finished, err = sandboxFinished(ctx, srv.URL); err != nil {
+		return nil, err
+	}
 	return run, nil
 }
 
@@ -231,4 +236,27 @@ func backfillPipeline(ctx context.Context, dir, inbox, base string, window time.
 	p := &bridge.Pipeline{Store: store, API: client, Instance: instance, UploadConcurrency: backfillUploads,
 		Sources: map[string]*bridge.SourceConfig{"inbox": {Name: "inbox", Type: "localdir", Source: src, Mapper: m}}}
 	return p, store, nil
+}
+
+// sandboxFinished counts the transcriptions the sandbox at root holds in a final status, from
+// its control surface (outside the key's budget).
+func sandboxFinished(ctx context.Context, root string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, root+sandbox.ControlPath+"/workspaces", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("sandbox workspaces: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Items []sandbox.WorkspaceState }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return 0, fmt.Errorf("sandbox workspaces: %w", err)
+	}
+	n := 0
+	for _, ws := range out.Items {
+		n += ws.Transcriptions[api.StatusCompleted] + ws.Transcriptions[api.StatusFailed] + ws.Transcriptions[api.StatusInsufficientBalance]
+	}
+	return n, nil
 }
