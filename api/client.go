@@ -148,6 +148,11 @@ type Client struct {
 	retry     retry.Policy
 	// lastAnswer is when the API last answered (Unix nanoseconds; see LastAnswer).
 	lastAnswer atomic.Int64
+	// spentAt is when a request that is not background work last found the data budget spent
+	// (Unix nanoseconds; see Contended).
+	spentAt atomic.Int64
+	// now is the clock of Contended (nil: time.Now), for tests.
+	now func() time.Time
 }
 
 // New returns a client; it fails when the configuration is incomplete.
@@ -180,8 +185,8 @@ func New(cfg Config) (*Client, error) {
 // window, so that a full bucket plus a window of refill stays a fiftieth under perMinute (500/min:
 // bursts of 10, then 480/min sustained). The fiftieth kept free absorbs the difference between
 // when the client sends and when the service counts (requests that overtake each other on the
-// way): a backfill at the limit is answered no 429 (bridge bench backfill), and runs at 0.96 of
-// the limit.
+// way): a backfill at the limit is answered no 429 (bridge bench backfill). Uploads and the
+// tracker share it; the tracker yields while uploads queue (Contended).
 func limiter(perMinute int, window time.Duration) *rate.Limiter {
 	if perMinute < 0 {
 		return nil
@@ -202,6 +207,9 @@ func (c *Client) wait(ctx context.Context, class string) error {
 	}
 	if l == nil {
 		return nil
+	}
+	if class == classData {
+		c.noteBudget(ctx, l)
 	}
 	start := time.Now()
 	err := l.Wait(ctx)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -42,9 +43,9 @@ const backfillScale = 4
 // those limits on a clock backfillScale times faster, as bridge run would with the folder as
 // its source:
 //   - backfill_rate: uploads answered per limit minute, from the first upload's arrival to the
-//     last one's answer, beside what the limits leave for uploads once the tracking requests
-//     made meanwhile (lists, GETs of finished transcriptions, the balance checks), which count
-//     in the same budget, had theirs: 500 less those per minute. Goal ≥ 0.9;
+//     last one's answer, beside the limit itself, 500 a minute: the tracking requests made
+//     meanwhile (lists, GETs of finished transcriptions, the balance checks) count in the same
+//     budget and are answered too, so they take their share out of the ratio. Goal ≥ 0.9;
 //   - backfill_429s: 429 answers of the sandbox during the run (goal 0: the bridge paces
 //     itself, it does not bounce off the limit);
 //   - backfill_tracking: the tracking requests per limit minute, beside the budget (reported);
@@ -61,10 +62,10 @@ func Backfill(ctx context.Context, env Env) (*Report, error) {
 	}
 	minutes := run.took.Seconds() / (time.Minute / backfillScale).Seconds()
 	rate, tracking := float64(n)/minutes, float64(run.tracking)/minutes
-	env.Logf("bench backfill: %d uploads in %.1f s (%.2f limit minutes): %.0f uploads/min, %.0f tracking requests/min, %d answered 429; %.2f× the raw limit of %d",
-		n, run.took.Seconds(), minutes, rate, tracking, run.tooMany, rate/backfillPerMinute, backfillPerMinute)
+	env.Logf("bench backfill: %d uploads in %.1f s (%.2f limit minutes): %.0f uploads/min, %.0f tracking requests/min, %d answered 429; %.2f× the limit of %d; by then the sandbox had finished %d and the tracker had seen %d of them done (the rest once the uploads no longer queue)",
+		n, run.took.Seconds(), minutes, rate, tracking, run.tooMany, rate/backfillPerMinute, backfillPerMinute, run.finished, run.done)
 	results := []Result{
-		Goal{MinRatio: Ref(0.9)}.Figure("backfill_rate", rate, "uploads/min", Ref(backfillPerMinute-tracking), "the 500/min limit less tracking's share"),
+		Goal{MinRatio: Ref(0.9)}.Figure("backfill_rate", rate, "uploads/min", Ref(backfillPerMinute), "the 500/min limit, tracking inside it"),
 		Goal{MaxValue: Ref(0)}.Figure("backfill_429s", float64(run.tooMany), "429s", nil, ""),
 		Goal{}.Figure("backfill_tracking", tracking, "requests/min", Ref(backfillPerMinute), "the 500/min budget"),
 	}
@@ -77,10 +78,12 @@ func Backfill(ctx context.Context, env Env) (*Report, error) {
 
 // backfillRun is what one backfill measured: the time from the first upload's arrival to the
 // last one's answer, the tracking requests (every data request but the uploads) and the 429s
-// answered meanwhile.
+// answered meanwhile, and the transcriptions the sandbox had finished and the jobs the tracker
+// had seen done by then.
 type backfillRun struct {
 	took              time.Duration
 	tracking, tooMany int64
+	finished, done    int
 }
 
 // backfillCounter counts what the sandbox answers: uploads accepted, other requests, 429s.
@@ -189,8 +192,17 @@ func backfill(ctx context.Context, env Env, n int) (*backfillRun, error) {
 		return nil, fmt.Errorf("%d of %d uploads after %s", count.uploads.Load(), n, time.Duration(3*n/backfillPerMinute+2)*window*2)
 	}
 	count.mu.Lock()
-	defer count.mu.Unlock()
-	return &backfillRun{took: count.last.Sub(count.first), tracking: count.others.Load(), tooMany: count.tooMany.Load()}, nil
+	run := &backfillRun{took: count.last.Sub(count.first), tracking: count.others.Load(), tooMany: count.tooMany.Load()}
+	count.mu.Unlock()
+	states, err := store.Counts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	run.done = states[bridge.StateDone]
+	if run.finished, err = sandboxFinished(ctx, srv.URL); err != nil {
+		return nil, err
+	}
+	return run, nil
 }
 
 // backfillPipeline is the pipeline bridge run makes of a local folder: a SQLite store in dir,
@@ -224,4 +236,27 @@ func backfillPipeline(ctx context.Context, dir, inbox, base string, window time.
 	p := &bridge.Pipeline{Store: store, API: client, Instance: instance, UploadConcurrency: backfillUploads,
 		Sources: map[string]*bridge.SourceConfig{"inbox": {Name: "inbox", Type: "localdir", Source: src, Mapper: m}}}
 	return p, store, nil
+}
+
+// sandboxFinished counts the transcriptions the sandbox at root holds in a final status, from
+// its control surface (outside the key's budget).
+func sandboxFinished(ctx context.Context, root string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, root+sandbox.ControlPath+"/workspaces", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("sandbox workspaces: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Items []sandbox.WorkspaceState }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return 0, fmt.Errorf("sandbox workspaces: %w", err)
+	}
+	n := 0
+	for _, ws := range out.Items {
+		n += ws.Transcriptions[api.StatusCompleted] + ws.Transcriptions[api.StatusFailed] + ws.Transcriptions[api.StatusInsufficientBalance]
+	}
+	return n, nil
 }

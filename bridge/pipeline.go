@@ -101,6 +101,7 @@ type Pipeline struct {
 	// remapped is set once held, unmapped jobs were all mapped again after start.
 	remapped     atomic.Bool
 	lastFullPass time.Time // when the tracker last listed queued transcriptions too
+	lastTrack    time.Time // when the tracker last polled (trackAllowance)
 	// lastKeepAlive is when Run last asked the API only to hear it answer (RunOptions.KeepAlive).
 	lastKeepAlive time.Time
 	// watch is the mapping generation CheckMapping saw last.

@@ -10,8 +10,10 @@ import (
 )
 
 // SettleReports follows transcribed jobs until every report their source asks for is final,
-// requesting those the transcription lacks, then marks them done.
+// requesting those the transcription lacks, then marks them done. Like the tracker's, its
+// requests are background work: the key is not contended by them (api.Background).
 func (p *Pipeline) SettleReports(ctx context.Context) error {
+	ctx = api.Background(ctx)
 	jobs, err := p.Store.Jobs(ctx, JobFilter{States: []State{StateTranscribed}, DueBefore: p.now()})
 	if err != nil {
 		return err

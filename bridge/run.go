@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -59,8 +60,10 @@ func ParseSchedule(spec string) error {
 
 // Run scans the sources on their schedules and steps the pipeline until ctx ends (or, with
 // Once, until nothing can move), looking for mapping changes made elsewhere (CheckMapping)
-// between steps. Uploads in flight are awaited before it returns; a job cut
-// short stays in uploading with its key and is resumed on the next start.
+// between steps. Without Once the tracker polls beside the steps (trackAside), so a poll that
+// waits for the key's budget never holds up the next uploads. Uploads in flight and a poll
+// under way are awaited before it returns; a job cut short stays in uploading with its key
+// and is resumed on the next start.
 func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 	p.setDefaults()
 	if o.StepInterval == 0 {
@@ -75,6 +78,9 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 	var uploads sync.WaitGroup
 	defer uploads.Wait()
 	defer p.resign(trackerLease) // another replica tracks at once
+	var polls sync.WaitGroup
+	var polling atomic.Bool
+	defer polls.Wait() // before the lease is given up
 	if !o.Once {
 		cl := CronLogger(p.log())
 		c := cron.New(cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)))
@@ -109,17 +115,12 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 		if o.KeepAlive > 0 {
 			p.keepAlive(ctx, &uploads, o.KeepAlive)
 		}
+		if track && !o.Once {
+			p.trackAside(ctx, &polls, &polling)
+			track = false
+		}
 		if err := p.Step(ctx, &uploads, track); err != nil && ctx.Err() == nil {
-			switch {
-			case p.noSpace(err):
-				// Logged once per outage; every step and scan tries again, and the first write
-				// that goes through ends it (spaceAgain).
-			case errors.Is(err, api.ErrUnreachable):
-				// Waited out: every step tries again (each call first retries for a few seconds).
-				p.log().Warn("the API cannot be reached; jobs wait and the bridge keeps trying", "error", err)
-			default:
-				p.log().Error("step", "error", err)
-			}
+			p.stepFailed(err)
 		}
 		if o.Once {
 			done, err := p.settled(ctx)
@@ -139,6 +140,48 @@ func (p *Pipeline) Run(ctx context.Context, o RunOptions) error {
 			return ctx.Err()
 		case <-time.After(o.StepInterval):
 		}
+	}
+}
+
+// trackAside polls in a goroutine of its own (awaited through wg), unless the previous poll still
+// runs (busy): what Step does when asked to track, while the steps go on starting uploads. A
+// poll's requests wait for the key's budget behind the uploads' (api.Client's limiter), and
+// held inside a step they would leave the upload slots that free meanwhile empty until it ends.
+func (p *Pipeline) trackAside(ctx context.Context, wg *sync.WaitGroup, busy *atomic.Bool) {
+	if !busy.CompareAndSwap(false, true) {
+		return
+	}
+	wg.Go(func() {
+		defer busy.Store(false)
+		if !p.lead(ctx, trackerLease) {
+			return
+		}
+		err := errors.Join(wrapStage("track", p.Track(ctx)), wrapStage("reports", p.SettleReports(ctx)))
+		if err != nil && ctx.Err() == nil {
+			p.stepFailed(err)
+		}
+	})
+}
+
+// wrapStage names the stage of a step that failed (nil stays nil).
+func wrapStage(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// stepFailed logs what a step (or a poll beside the steps) failed with: nothing for a full
+// disk (logged once per outage; every step and scan tries again, and the first write that goes
+// through ends it: spaceAgain), a WARN while the API cannot be reached (waited out: every step
+// tries again, each call first retrying for a few seconds), an ERROR otherwise.
+func (p *Pipeline) stepFailed(err error) {
+	switch {
+	case p.noSpace(err):
+	case errors.Is(err, api.ErrUnreachable):
+		p.log().Warn("the API cannot be reached; jobs wait and the bridge keeps trying", "error", err)
+	default:
+		p.log().Error("step", "error", err)
 	}
 }
 

@@ -1,10 +1,12 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/transcript-bridge/bridge/api"
@@ -16,12 +18,18 @@ import (
 // transcriptions that reached a final status. Queued transcriptions, which grow with the backlog,
 // are listed only every 10 minutes (to notice deletions upstream); a poll otherwise costs one list
 // per status and page of processing (bounded by the plan's concurrency) and finished
-// transcriptions, whatever the number waiting.
+// transcriptions, whatever the number waiting. While other requests queue for the key's data
+// budget (a backfill's uploads), it yields to them: see trackAllowance.
 func (p *Pipeline) Track(ctx context.Context) error {
 	jobs, err := p.Store.Jobs(ctx, JobFilter{States: []State{StateQueued, StateProcessing}})
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
+	allowance, poll := p.trackAllowance()
+	if !poll {
+		return nil
+	}
+	ctx = api.Background(ctx)
 	byTranscription := map[string]*Job{}
 	from := p.now()
 	for i := range jobs {
@@ -31,23 +39,12 @@ func (p *Pipeline) Track(ctx context.Context) error {
 		}
 	}
 	from = from.Add(-24 * time.Hour) // dates are UTC days; a day of slack covers clock skew
-	seen := map[string]string{}
-	statuses := []string{api.StatusProcessing, api.StatusCompleted, api.StatusFailed, api.StatusInsufficientBalance}
 	p.mu.Lock()
-	fullPass := p.now().Sub(p.lastFullPass) >= goneCheck
+	fullPass := allowance < 0 && p.now().Sub(p.lastFullPass) >= goneCheck // postponed while contended
 	p.mu.Unlock()
-	if fullPass {
-		statuses = append(statuses, api.StatusQueued)
-	}
-	for _, st := range statuses {
-		for it, err := range p.API.All(ctx, api.ListParams{Status: st, MetadataKey: "bridge_instance", MetadataValue: p.Instance, DateFrom: from}) {
-			if err != nil {
-				return fmt.Errorf("list %s: %w", st, err)
-			}
-			if byTranscription[it.ID] != nil {
-				seen[it.ID] = st
-			}
-		}
+	seen, spent, err := p.listTracked(ctx, byTranscription, from, fullPass)
+	if err != nil {
+		return err
 	}
 	failpoint.Hit("tracking")
 	if fullPass {
@@ -55,6 +52,7 @@ func (p *Pipeline) Track(ctx context.Context) error {
 		p.lastFullPass = p.now()
 		p.mu.Unlock()
 	}
+	var final []*Job
 	for id, j := range byTranscription {
 		st, ok := seen[id]
 		switch {
@@ -67,12 +65,83 @@ func (p *Pipeline) Track(ctx context.Context) error {
 				return err
 			}
 		case st == api.StatusCompleted || st == api.StatusFailed || st == api.StatusInsufficientBalance:
-			if err := p.learn(ctx, j, id); err != nil {
-				return err
-			}
+			final = append(final, j)
+		}
+	}
+	if allowance >= 0 { // the oldest first; the rest are listed final again on a later poll
+		slices.SortFunc(final, func(a, b *Job) int { return cmp.Or(a.AttemptAt.Compare(b.AttemptAt), cmp.Compare(a.ID, b.ID)) })
+		final = final[:min(len(final), max(0, allowance-spent))]
+	}
+	for _, j := range final {
+		if err := p.learn(ctx, j, j.TranscriptionID); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// trackPage is the page size of the tracker's lists (the most the API allows).
+const trackPage = 100
+
+// listTracked lists this installation's transcriptions of every status the tracker follows
+// (queued too on a full pass) created since from, and returns the status each tracked one was
+// listed with, and how many list requests (pages) that took.
+func (p *Pipeline) listTracked(ctx context.Context, tracked map[string]*Job, from time.Time, fullPass bool) (map[string]string, int, error) {
+	statuses := []string{api.StatusProcessing, api.StatusCompleted, api.StatusFailed, api.StatusInsufficientBalance}
+	if fullPass {
+		statuses = append(statuses, api.StatusQueued)
+	}
+	seen, pages := map[string]string{}, 0
+	for _, st := range statuses {
+		n := 0
+		for it, err := range p.API.All(ctx, api.ListParams{Status: st, MetadataKey: "bridge_instance", MetadataValue: p.Instance, DateFrom: from, Limit: trackPage}) {
+			if err != nil {
+				return nil, 0, fmt.Errorf("list %s: %w", st, err)
+			}
+			n++
+			if tracked[it.ID] != nil {
+				seen[it.ID] = st
+			}
+		}
+		pages += max(1, (n+trackPage-1)/trackPage)
+	}
+	return seen, pages, nil
+}
+
+// contendedShare: while other requests queue for the key's data budget, the tracker polls once
+// per rate window and spends at most 1/contendedShare of the window's budget (10 of 500 a
+// minute): its lists, then the GETs of transcriptions listed final, the oldest first, as many
+// as the rest allows; the others wait for the next poll, and the queued list of a full pass
+// waits for the budget to free. Completion is learned later, the uploads get the budget: a
+// backfill runs at 0.9 of the limit or more, tracking included (bridge bench backfill).
+const contendedShare = 50
+
+// budgeter is an API client that tells whether other requests queue for the key's data budget
+// (*api.Client).
+type budgeter interface {
+	Contended() bool
+	DataBudget() (perWindow int, window time.Duration)
+}
+
+// trackAllowance decides whether the tracker polls now and how many requests it may make (-1:
+// no bound): every poll while the key's budget is not contended (Run's poll interval), once per
+// rate window and a share of it (contendedShare) while it is.
+func (p *Pipeline) trackAllowance() (allowance int, poll bool) {
+	b, ok := p.API.(budgeter)
+	contended := ok && b.Contended()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if !contended {
+		p.lastTrack = now
+		return -1, true
+	}
+	perWindow, window := b.DataBudget()
+	if now.Sub(p.lastTrack) < window {
+		return 0, false
+	}
+	p.lastTrack = now
+	return max(1, perWindow/contendedShare), true
 }
 
 // learn reads transcription id, which a list showed final, and settles job j by it: a stage of

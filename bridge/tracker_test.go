@@ -1,12 +1,16 @@
 package bridge_test
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/transcript-bridge/bridge/api"
 	"github.com/transcript-bridge/bridge/bridge"
 	"github.com/transcript-bridge/bridge/connectors"
 )
@@ -150,5 +154,82 @@ func TestForgetAfterADeletionUpstream(t *testing.T) {
 	}
 	if gone, _ := e.store.Tombstoned(ctx, bridge.TombstoneQuery{JobID: j.ID}); n != 1 || !gone {
 		t.Errorf("%d transcription.deleted events, tombstone %v; want 1, true", n, gone)
+	}
+}
+
+// contendedAPI is the env's client with the key's data budget, 250 requests a minute,
+// contended or not as the test says.
+type contendedAPI struct {
+	*api.Client
+	contended bool
+}
+
+func (c *contendedAPI) Contended() bool                  { return c.contended }
+func (c *contendedAPI) DataBudget() (int, time.Duration) { return 250, time.Minute }
+
+// TestTrackerYieldsToAContendedBudget: while other requests queue for the key's data budget,
+// the tracker polls once per rate window and spends a fiftieth of it (5 of 250: its four lists,
+// then one GET, the oldest job first); once the budget is free it polls whenever asked and
+// learns every finished transcription at once (its first full pass lists queued ones too).
+func TestTrackerYieldsToAContendedBudget(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	for i := range 6 {
+		e.put(t, fmt.Sprintf("f%02d.wav", i), wav(2, uint64(i)))
+	}
+	e.p.Scan(ctx, "inbox")
+	for range 3 {
+		var wg sync.WaitGroup
+		e.p.Step(ctx, &wg, false)
+		wg.Wait()
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) { // hang detector
+		page, err := e.api.List(ctx, api.ListParams{Status: api.StatusCompleted})
+		if err == nil && page.Total == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sandbox completed %+v, %v after a minute; want 6", page, err)
+		}
+	}
+	jobs, err := e.store.Jobs(ctx, bridge.JobFilter{States: []bridge.State{bridge.StateQueued}})
+	if err != nil || len(jobs) != 6 {
+		t.Fatalf("queued jobs = %d, %v; want 6", len(jobs), err)
+	}
+	slices.SortFunc(jobs, func(a, b bridge.Job) int { return cmp.Or(a.AttemptAt.Compare(b.AttemptAt), cmp.Compare(a.ID, b.ID)) })
+	budget, start := &contendedAPI{Client: e.api}, time.Now()
+	now := start
+	e.p.API, e.p.Now = budget, func() time.Time { return now }
+	for _, step := range []struct {
+		after        time.Duration
+		contended    bool
+		wantRequests int
+		wantDone     int // the oldest jobs first
+	}{
+		{0, true, 5, 1},
+		{30 * time.Second, true, 0, 1},
+		{61 * time.Second, true, 5, 2},
+		{62 * time.Second, false, 9, 6},
+	} {
+		now, budget.contended = start.Add(step.after), step.contended
+		before := len(e.sb.Journal(t))
+		if err := e.p.Track(ctx); err != nil {
+			t.Fatalf("Track at +%v = %v", step.after, err)
+		}
+		requests := len(e.sb.Journal(t)) - before
+		var done []string
+		for _, j := range jobs {
+			if got, err := e.store.Job(ctx, j.ID); err == nil && got.State == bridge.StateDone {
+				done = append(done, j.ItemID)
+			}
+		}
+		want := make([]string, step.wantDone)
+		for i := range want {
+			want[i] = jobs[i].ItemID
+		}
+		if requests != step.wantRequests || !slices.Equal(done, want) {
+			t.Errorf("Track at +%v (contended %v) = %d requests, done %v; want %d, %v",
+				step.after, step.contended, requests, done, step.wantRequests, want)
+		}
 	}
 }
