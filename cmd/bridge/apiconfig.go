@@ -26,7 +26,9 @@ type APIConfig struct {
 	Key string `koanf:"key"`
 	// KeyFile holds the API key.
 	KeyFile string `koanf:"key_file"`
-	// PollInterval is how often the tracker lists transcriptions (default 5s).
+	// PollInterval is how often the tracker lists transcriptions (default 5s). While uploads
+	// wait for the key's 500 requests a minute (a backfill), it polls once a minute instead,
+	// spending at most 10 of them, and catches up once the budget is free.
 	PollInterval time.Duration `koanf:"poll_interval"`
 	// UploadConcurrency bounds simultaneous uploads (default 4, at most 10).
 	UploadConcurrency int `koanf:"upload_concurrency"`
