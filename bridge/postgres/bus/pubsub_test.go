@@ -31,6 +31,32 @@ func openDB(t testing.TB) *sql.DB {
 	return db
 }
 
+// openEvents opens a new database (openDB) with the topic "events".
+func openEvents(t *testing.T) *sql.DB {
+	t.Helper()
+	db := openDB(t)
+	if err := bus.InitializeSchema(context.Background(), db, "events"); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// receiveInOrder receives want from msgs in that order, acking each (a minute at most each).
+func receiveInOrder(t *testing.T, msgs <-chan *message.Message, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		select {
+		case m := <-msgs:
+			if m.UUID != w {
+				t.Fatalf("got %s, want %s", m.UUID, w)
+			}
+			m.Ack()
+		case <-time.After(time.Minute):
+			t.Fatalf("%s never came", w)
+		}
+	}
+}
+
 // fast is a subscriber configuration with the short waits of tests.
 func fast(group string) bus.SubscriberConfig {
 	return bus.SubscriberConfig{ConsumerGroup: group, Lease: 2 * time.Second, PollInterval: 5 * time.Millisecond,
@@ -102,10 +128,7 @@ func publishIn(t *testing.T, db *sql.DB, topic, uuid string, commit bool) {
 // ack.
 func TestRolledBackPublishesNothing(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
-		t.Fatal(err)
-	}
+	db := openEvents(t)
 	publishIn(t, db, "events", "rolled-back", false)
 	publishIn(t, db, "events", "committed", true)
 
@@ -142,10 +165,7 @@ func TestRolledBackPublishesNothing(t *testing.T) {
 // while its message is out.
 func TestHandlerWritesWhileAMessageIsOut(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
-		t.Fatal(err)
-	}
+	db := openEvents(t)
 	if _, err := db.Exec(`CREATE TABLE seen (uuid TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
@@ -175,10 +195,7 @@ func TestHandlerWritesWhileAMessageIsOut(t *testing.T) {
 // only with its own acks.
 func TestGroupsReadIndependently(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
-		t.Fatal(err)
-	}
+	db := openEvents(t)
 	for _, id := range []string{"m1", "m2"} {
 		publishIn(t, db, "events", id, true)
 	}
@@ -227,10 +244,7 @@ func waitBacklog(t *testing.T, sub *bus.Subscriber, topic string, want int) {
 // out; and the holder's group gets m2 after its ack.
 func TestAMessageOutHoldsNothingBack(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
-		t.Fatal(err)
-	}
+	db := openEvents(t)
 	publishIn(t, db, "events", "m1", true)
 	first, _ := bus.NewSubscriber(db, fast("first"), nil)
 	defer first.Close()
@@ -246,27 +260,9 @@ func TestAMessageOutHoldsNothingBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"m1", "m2"} {
-		select {
-		case m := <-msgs:
-			if m.UUID != want {
-				t.Fatalf("the second group got %s, want %s", m.UUID, want)
-			}
-			m.Ack()
-		case <-time.After(time.Minute):
-			t.Fatalf("the second group never got %s while the first held m1", want)
-		}
-	}
+	receiveInOrder(t, msgs, "m1", "m2") // while the first group holds m1
 	m1.Ack()
-	select {
-	case m := <-held:
-		if m.UUID != "m2" {
-			t.Fatalf("after its ack the first group got %s, want m2", m.UUID)
-		}
-		m.Ack()
-	case <-time.After(time.Minute):
-		t.Fatal("m2 never came to the first group after it acked m1")
-	}
+	receiveInOrder(t, held, "m2")
 }
 
 // TestCloseClosesTheChannels: when Close returns, every channel Subscribe returned is closed
@@ -274,10 +270,7 @@ func TestAMessageOutHoldsNothingBack(t *testing.T) {
 // included; Subscribe after Close fails.
 func TestCloseClosesTheChannels(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
-		t.Fatal(err)
-	}
+	db := openEvents(t)
 	publishIn(t, db, "events", "m1", true)
 	for i := range 20 {
 		sub, err := bus.NewSubscriber(db, fast(fmt.Sprint("g", i)), nil)
@@ -321,10 +314,7 @@ func TestCloseClosesTheChannels(t *testing.T) {
 // below the oldest running transaction, so m1 comes first.
 func TestALateCommitIsNotSkipped(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
-		t.Fatal(err)
-	}
+	db := openEvents(t)
 	early, err := db.Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -349,17 +339,7 @@ func TestALateCommitIsNotSkipped(t *testing.T) {
 	if err := early.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"m1", "m2"} {
-		select {
-		case m := <-msgs:
-			if m.UUID != want {
-				t.Fatalf("got %s, want %s", m.UUID, want)
-			}
-			m.Ack()
-		case <-time.After(time.Minute):
-			t.Fatalf("%s never came", want)
-		}
-	}
+	receiveInOrder(t, msgs, "m1", "m2")
 	waitBacklog(t, sub, "events", 0)
 }
 
@@ -368,10 +348,7 @@ func TestALateCommitIsNotSkipped(t *testing.T) {
 // again (at least once).
 func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if err := bus.InitializeSchema(ctx, db, "events"); err != nil {
-		t.Fatal(err)
-	}
+	db := openEvents(t)
 	publishIn(t, db, "events", "m1", true)
 	expires := time.Now().Add(300 * time.Millisecond)
 	if _, err := db.Exec(`INSERT INTO watermill_offsets_events (consumer_group, offset_acked, last_processed_transaction_id, leased_by, lease_until)
