@@ -21,6 +21,7 @@ func newBenchCmd() *cobra.Command {
 	var asJSON, short, report bool
 	var plot string
 	var relayOpts, duration = bench.RelayOptions{}, time.Duration(0) // bench relay's and soak's flags
+	var heapProfiles string                                          // bench soak's
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the relay, uploads, discovery, tracking, a backfill and a soak beside their references",
@@ -42,7 +43,7 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 				return err
 			}
 			defer os.RemoveAll(dir)
-			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr(), Relay: relayOpts, Duration: duration}
+			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr(), Relay: relayOpts, Duration: duration, HeapProfiles: heapProfiles}
 			var results []bench.Result
 			var charts []bench.Chart
 			for _, name := range names {
@@ -91,8 +92,12 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 	for _, name := range bench.Names() {
 		sub := &cobra.Command{Use: name, Short: "Run the " + name + " workload and its reference", Args: cobra.NoArgs, RunE: run([]string{name}, false)}
 		benchFlags(sub, name, &relayOpts, &duration)
+		if name == "soak" {
+			sub.Flags().StringVar(&heapProfiles, "heap-profiles", "", "write a heap profile (in use) into this folder at each sample, for go tool pprof -diff_base")
+		}
 		cmd.AddCommand(sub)
 	}
+	cmd.AddCommand(newSoakPeerCmd())
 	all := slices.DeleteFunc(bench.Names(), func(n string) bool { return n == "soak" }) // it runs an hour
 	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload but soak: " + strings.Join(all, ", "), Args: cobra.NoArgs, RunE: run(all, true)})
 	return cmd
@@ -113,6 +118,23 @@ func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, 
 	case "soak":
 		f.DurationVar(duration, "duration", 0, "how long the soak runs (default 1h; 2m with --short)")
 	}
+}
+
+// newSoakPeerCmd is bridge bench soak-peer, hidden: the soak's counterparts (the sandbox and
+// the endpoints' receiver) in a process of their own, which bench soak starts and stops by
+// closing its input.
+func newSoakPeerCmd() *cobra.Command {
+	var dir string
+	var period time.Duration
+	cmd := &cobra.Command{
+		Use: bench.SoakPeerCommand, Short: "The soak's sandbox and receiver (started by bench soak)", Args: cobra.NoArgs, Hidden: true,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return bench.SoakPeer(c.Context(), dir, period, c.InOrStdin(), c.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the folder of the sandbox's database and media")
+	cmd.Flags().DurationVar(&period, "fault-period", time.Minute, "faults for a quarter of every period")
+	return cmd
 }
 
 // childReport is what a child of bench all prints (--child-report).
