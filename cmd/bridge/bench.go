@@ -19,9 +19,8 @@ import (
 // process run, printed as one table (or one JSON document).
 func newBenchCmd() *cobra.Command {
 	var asJSON, short, report bool
-	var plot string
+	var plot, heapProfiles string                                    // heapProfiles: bench soak's
 	var relayOpts, duration = bench.RelayOptions{}, time.Duration(0) // bench relay's and soak's flags
-	var heapProfiles string                                          // bench soak's
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the relay, uploads, discovery, tracking, a backfill and a soak beside their references",
@@ -91,21 +90,17 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 	}
 	for _, name := range bench.Names() {
 		sub := &cobra.Command{Use: name, Short: "Run the " + name + " workload and its reference", Args: cobra.NoArgs, RunE: run([]string{name}, false)}
-		benchFlags(sub, name, &relayOpts, &duration)
-		if name == "soak" {
-			sub.Flags().StringVar(&heapProfiles, "heap-profiles", "", "write a heap profile (in use) into this folder at each sample, for go tool pprof -diff_base")
-		}
+		benchFlags(sub, name, &relayOpts, &duration, &heapProfiles)
 		cmd.AddCommand(sub)
 	}
-	cmd.AddCommand(newSoakPeerCmd())
 	all := slices.DeleteFunc(bench.Names(), func(n string) bool { return n == "soak" }) // it runs an hour
-	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload but soak: " + strings.Join(all, ", "), Args: cobra.NoArgs, RunE: run(all, true)})
+	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload but soak: " + strings.Join(all, ", "), Args: cobra.NoArgs, RunE: run(all, true)}, newSoakPeerCmd())
 	return cmd
 }
 
 // benchFlags gives workload name's subcommand its own flags: where the relay runs, how long
-// the soak runs.
-func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, duration *time.Duration) {
+// the soak runs and where it writes heap profiles.
+func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, duration *time.Duration, heapProfiles *string) {
 	f := sub.Flags()
 	switch name {
 	case "relay":
@@ -117,6 +112,7 @@ func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, 
 		f.IntVar(&relayOpts.NATSMaxInFlight, "nats-max-in-flight", 0, "bus.max_in_flight of the NATS bus (default its own, 1: strict order)")
 	case "soak":
 		f.DurationVar(duration, "duration", 0, "how long the soak runs (default 1h; 2m with --short)")
+		f.StringVar(heapProfiles, "heap-profiles", "", "write a heap profile (in use) into this folder at each sample, for go tool pprof -diff_base")
 	}
 }
 
