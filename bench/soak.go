@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,9 @@ func Soak(ctx context.Context, env Env) (*Report, error) {
 		if env.Short {
 			d = 2 * time.Minute
 		}
+	}
+	if env.HeapProfiles != "" {
+		runtime.MemProfileRate = 4096 // a finer profile than the default 512 KiB's, for small growths
 	}
 	rig, err := newSoakRig(ctx, env.Dir, min(time.Minute, d/4))
 	if err != nil {
