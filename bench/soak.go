@@ -85,11 +85,16 @@ func soakResults(samples []soakSample, d time.Duration, deliveries int64) ([]Res
 			goal = Goal{} // reported: caches and pools still fill (see soakWarm)
 		}
 		results = append(results, goal.Figure("soak_"+m.name+"_growth", g, "%", nil, ""))
-		line := Line{Name: m.name}
-		for _, s := range samples {
-			line.Points = append(line.Points, Point{s.at.Minutes(), m.value(s)})
+		lines := []Line{{Name: m.name}, {Name: "go heap"}, {Name: "peer's (apart)"}}
+		if m.name != "rss" {
+			lines = lines[:1] // the Go heap (part of it) and the peer's (not judged) beside the bridge's memory
 		}
-		charts = append(charts, Chart{Title: fmt.Sprintf("Soak, %s: %s", d, m.title), XLabel: "minutes", YLabel: m.unit, Lines: []Line{line}})
+		for _, s := range samples {
+			for i, v := range []float64{m.value(s), s.goHeap, s.peerRSS}[:len(lines)] {
+				lines[i].Points = append(lines[i].Points, Point{s.at.Minutes(), v})
+			}
+		}
+		charts = append(charts, Chart{Title: fmt.Sprintf("Soak, %s: %s", d, m.title), XLabel: "minutes", YLabel: m.unit, Lines: lines})
 	}
 	results = append(results, Goal{MinValue: Ref(1)}.Figure("soak_deliveries", float64(deliveries), "deliveries", nil, ""))
 	return results, charts

@@ -19,6 +19,7 @@ type soakSample struct {
 	rssAll     float64       // MiB: everything resident (VmRSS), the binary's pages included
 	goHeap     float64       // MiB: the Go heap's live objects (after the GC takeSample forces), part of rss
 	peerRSS    float64       // MiB: the peer's (the sandbox's and the receiver's) RssAnon, not judged
+	threads    float64       // OS threads (each may hold a C allocator arena of SQLite's), not judged
 	goroutines float64
 	files      float64 // open file descriptors
 	dbSize     float64 // MiB: the database file
@@ -64,6 +65,9 @@ func takeSample(at time.Duration, dbPath string, jobs int, f *floor) soakSample 
 	if rss, err := procStatus("RssAnon"); err == nil {
 		s.rss = float64(rss) / (1 << 20)
 	}
+	if n, err := procStatus("Threads"); err == nil {
+		s.threads = float64(n >> 10) // procStatus reads kB
+	}
 	if rss, err := procStatus("VmRSS"); err == nil {
 		s.rssAll = float64(rss) / (1 << 20)
 	}
@@ -94,8 +98,8 @@ func writeHeapProfile(dir string, at time.Duration) error {
 
 // String is the line printed per sample.
 func (s soakSample) String() string {
-	return fmt.Sprintf("t=%s rss_anon=%.1fMiB (go_heap %.1fMiB) rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB peer_rss_anon=%.1fMiB",
-		s.at.Round(time.Second), s.rss, s.goHeap, s.rssAll, s.goroutines, s.files, s.dbSize, s.walSize, s.jobs, s.perJob()*1024, s.peerRSS)
+	return fmt.Sprintf("t=%s rss_anon=%.1fMiB (go_heap %.1fMiB) rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB threads=%.0f peer_rss_anon=%.1fMiB",
+		s.at.Round(time.Second), s.rss, s.goHeap, s.rssAll, s.goroutines, s.files, s.dbSize, s.walSize, s.jobs, s.perJob()*1024, s.threads, s.peerRSS)
 }
 
 // perJob is the database file's MiB per job stored: the trickle adds jobs at a steady rate, so
