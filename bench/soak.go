@@ -102,7 +102,7 @@ func soakResults(samples []soakSample, d time.Duration, deliveries int64) ([]Res
 
 // soakWarm is the shortest soak whose memory, goroutines, open files and database per job are
 // judged: before, they are reported only. SQLite's page cache (2 MiB a connection) fills as the
-// store's and the sandbox's databases grow, for about the first 20 minutes of the trickle, and
+// store's database grows, for about the first 20 minutes of the trickle, and
 // the connection pools (the store's, the API client's and the relay's keep-alive connections,
 // two goroutines and a descriptor each) open their last connections when a fault window first
 // makes requests overlap: in a two-minute run (CI's) the anonymous memory rose from 11.0 to 11.4
