@@ -96,6 +96,9 @@ type Env struct {
 	// Duration is how long a workload that runs for a set time runs (bridge bench soak
 	// --duration); zero is its default.
 	Duration time.Duration
+	// HeapProfiles, when set, is a folder where a workload that samples itself (the soak)
+	// writes a heap profile at each sample (bridge bench soak --heap-profiles).
+	HeapProfiles string
 	// Relay says where the relay workload runs (bridge bench relay's --store, --bus,
 	// --replicas, --dsn, --nats-url); the zero value is the embedded SQLite default.
 	Relay RelayOptions

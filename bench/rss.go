@@ -74,8 +74,12 @@ func peakRSS(fn func()) (uint64, error) {
 
 // procStatus returns field (VmRSS, VmHWM) of /proc/self/status in bytes. It fails when the file
 // cannot be read or holds no such field.
-func procStatus(field string) (uint64, error) {
-	b, err := os.ReadFile("/proc/self/status")
+func procStatus(field string) (uint64, error) { return procStatusOf("self", field) }
+
+// procStatusOf returns field of /proc/<pid>/status in bytes (pid "self": this process's).
+func procStatusOf(pid, field string) (uint64, error) {
+	path := "/proc/" + pid + "/status"
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -86,9 +90,9 @@ func procStatus(field string) (uint64, error) {
 		}
 		kb, err := strconv.ParseUint(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("/proc/self/status %s: %w", field, err)
+			return 0, fmt.Errorf("%s %s: %w", path, field, err)
 		}
 		return kb << 10, nil
 	}
-	return 0, fmt.Errorf("/proc/self/status: no %s", field)
+	return 0, fmt.Errorf("%s: no %s", path, field)
 }

@@ -3,13 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"log"
-	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -22,7 +18,6 @@ import (
 	"github.com/transcript-bridge/bridge/connectors/localdir"
 	"github.com/transcript-bridge/bridge/internal/mediatest"
 	"github.com/transcript-bridge/bridge/mapping"
-	"github.com/transcript-bridge/bridge/sandbox"
 )
 
 func init() { Register("soak", Soak) }
@@ -36,16 +31,14 @@ const soakEvery = 2 * time.Second
 // Soak is the soak workload (bridge bench soak --duration, an hour by default, two minutes with
 // env.Short unless a duration is given): bridge run's parts in this process for the whole
 // duration, on the embedded default (a SQLite store, a local folder moving finished files),
-// with the sandbox on loopback and a relay to two endpoints: a recording arrives every 2 s and
-// each becomes deliveries; for a quarter of every fault period (a minute, or a quarter of the
-// run when shorter) a third of the API's answers are 503 and a third of the endpoints' 500.
-// Every sample interval (a minute, or a twelfth of the run when shorter) it prints the
+// with a relay to two endpoints; the sandbox and the endpoints' receiver run in a process of
+// their own (SoakPeer), so what this process holds is the bridge's. A recording arrives every
+// 2 s and each becomes deliveries; for a quarter of every fault period (a minute, or a quarter
+// of the run when shorter) a third of the API's answers are 503 and a third of the endpoints'
+// 500. Every sample interval (a minute, or a twelfth of the run when shorter) it prints the
 // resident set, goroutines, open files (the fewest seen in the interval) and the database's
-// size; the figures are each one's growth over the second half of the run (a fitted line):
-// the anonymous resident memory, goroutines, open files, the database file's size per job
-// stored (the trickle adds jobs steadily, so the file grows with them; what it takes per job
-// must not) and the WAL's. Goal: none grows more than 5%. The baseline is the run's own
-// half-way point.
+// size, and writes a heap profile into env.HeapProfiles when set; the figures are each one's
+// growth over the second half of the run (soakResults).
 func Soak(ctx context.Context, env Env) (*Report, error) {
 	d := env.Duration
 	if d <= 0 {
@@ -54,7 +47,10 @@ func Soak(ctx context.Context, env Env) (*Report, error) {
 			d = 2 * time.Minute
 		}
 	}
-	rig, err := newSoakRig(ctx, env.Dir)
+	if env.HeapProfiles != "" {
+		runtime.MemProfileRate = 4096 // a finer profile than the default 512 KiB's, for small growths
+	}
+	rig, err := newSoakRig(ctx, env.Dir, min(time.Minute, d/4))
 	if err != nil {
 		return nil, fmt.Errorf("bench soak: %w", err)
 	}
@@ -64,8 +60,22 @@ func Soak(ctx context.Context, env Env) (*Report, error) {
 		return nil, fmt.Errorf("bench soak: %w", err)
 	}
 	counts, _ := rig.store.Counts(ctx)
+	rx, err := rig.peer.stop()
+	rig.peer = nil
+	if err != nil {
+		return nil, fmt.Errorf("bench soak: %w", err)
+	}
 	env.Logf("bench soak: %d recordings written, jobs %v, %d deliveries answered 2xx, %d refused in fault windows",
-		rig.written.Load(), counts, rig.rx.ok.Load(), rig.rx.refused.Load())
+		rig.written.Load(), counts, rx.OK, rx.Refused)
+	results, charts := soakResults(samples, d, rx.OK)
+	return &Report{Results: results, Charts: charts}, nil
+}
+
+// soakResults judges the samples of a soak of d: each metric's growth over the second half
+// of the run (a fitted line, see growth) against 5%, the metrics marked warms only from
+// soakWarm on (reported before); and at least one delivery. It returns the figures and a chart
+// per metric.
+func soakResults(samples []soakSample, d time.Duration, deliveries int64) ([]Result, []Chart) {
 	var results []Result
 	var charts []Chart
 	for _, m := range soakMetrics {
@@ -75,19 +85,24 @@ func Soak(ctx context.Context, env Env) (*Report, error) {
 			goal = Goal{} // reported: caches and pools still fill (see soakWarm)
 		}
 		results = append(results, goal.Figure("soak_"+m.name+"_growth", g, "%", nil, ""))
-		line := Line{Name: m.name}
-		for _, s := range samples {
-			line.Points = append(line.Points, Point{s.at.Minutes(), m.value(s)})
+		lines := []Line{{Name: m.name}, {Name: "go heap"}, {Name: "peer's (apart)"}}
+		if m.name != "rss" {
+			lines = lines[:1] // the Go heap (part of it) and the peer's (not judged) beside the bridge's memory
 		}
-		charts = append(charts, Chart{Title: fmt.Sprintf("Soak, %s: %s", d, m.title), XLabel: "minutes", YLabel: m.unit, Lines: []Line{line}})
+		for _, s := range samples {
+			for i, v := range []float64{m.value(s), s.goHeap, s.peerRSS}[:len(lines)] {
+				lines[i].Points = append(lines[i].Points, Point{s.at.Minutes(), v})
+			}
+		}
+		charts = append(charts, Chart{Title: fmt.Sprintf("Soak, %s: %s", d, m.title), XLabel: "minutes", YLabel: m.unit, Lines: lines})
 	}
-	results = append(results, Goal{MinValue: Ref(1)}.Figure("soak_deliveries", float64(rig.rx.ok.Load()), "deliveries", nil, ""))
-	return &Report{Results: results, Charts: charts}, nil
+	results = append(results, Goal{MinValue: Ref(1)}.Figure("soak_deliveries", float64(deliveries), "deliveries", nil, ""))
+	return results, charts
 }
 
 // soakWarm is the shortest soak whose memory, goroutines, open files and database per job are
 // judged: before, they are reported only. SQLite's page cache (2 MiB a connection) fills as the
-// store's and the sandbox's databases grow, for about the first 20 minutes of the trickle, and
+// store's database grows, for about the first 20 minutes of the trickle, and
 // the connection pools (the store's, the API client's and the relay's keep-alive connections,
 // two goroutines and a descriptor each) open their last connections when a fault window first
 // makes requests overlap: in a two-minute run (CI's) the anonymous memory rose from 11.0 to 11.4
@@ -109,31 +124,10 @@ var soakMetrics = []struct {
 	{"wal", "write-ahead log", "MiB", false, func(s soakSample) float64 { return s.walSize }},
 }
 
-// soakReceiver is the endpoints' side: it reads each body and answers 200, or 500 to a third
-// of the requests while faulty is set. It keeps counts only, so it holds no more memory at the
-// end than at the start.
-type soakReceiver struct {
-	faulty      atomic.Bool
-	ok, refused atomic.Int64
-}
-
-func (rx *soakReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, r.Body)
-	if rx.faulty.Load() && rand.IntN(3) == 0 {
-		rx.refused.Add(1)
-		http.Error(w, "soak fault", http.StatusInternalServerError)
-		return
-	}
-	rx.ok.Add(1)
-}
-
 // soakRig is the bridge's parts and their counterparts for one soak.
 type soakRig struct {
 	dir, inbox, staging, dbPath string
-	sb                          *sandbox.Server
-	api, hooks                  *httptest.Server
-	apiFaulty                   atomic.Bool
-	rx                          *soakReceiver
+	peer                        *soakPeer // the sandbox and the receiver, in a process of their own
 	store                       *sqlite.Store
 	pipeline                    *bridge.Pipeline
 	relay                       *relay.Relay
@@ -141,46 +135,26 @@ type soakRig struct {
 	written                     atomic.Int64
 }
 
-// newSoakRig sets up the sandbox, the receiver, the store, the pipeline and the relay in a new
-// folder under dir.
-func newSoakRig(ctx context.Context, dir string) (_ *soakRig, err error) {
+// newSoakRig starts the peer (the sandbox and the receiver, faulty for a quarter of every
+// period) and sets up the store, the pipeline and the relay in a new folder under dir.
+func newSoakRig(ctx context.Context, dir string, period time.Duration) (_ *soakRig, err error) {
 	dir, err = os.MkdirTemp(dir, "soak-")
 	if err != nil {
 		return nil, err
 	}
-	r := &soakRig{dir: dir, inbox: filepath.Join(dir, "inbox"), staging: filepath.Join(dir, "staging"), dbPath: filepath.Join(dir, "bridge.db"),
-		rx: &soakReceiver{}}
+	r := &soakRig{dir: dir, inbox: filepath.Join(dir, "inbox"), staging: filepath.Join(dir, "staging"), dbPath: filepath.Join(dir, "bridge.db")}
 	defer func() {
 		if err != nil {
 			r.close()
 		}
 	}()
-	for _, d := range []string{r.inbox, r.staging} {
+	for _, d := range []string{r.inbox, r.staging, filepath.Join(dir, "peer")} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return nil, err
 		}
 	}
-	seed := &sandbox.Seed{Workspaces: []sandbox.SeedWorkspace{{Name: "Acme", Plan: "pro", BalanceMinutes: 1000000,
-		Limits:  sandbox.SeedLimits{UploadsPerDay: 100000},
-		Members: []sandbox.SeedMember{{Email: "owner@acme.test", Role: "owner"}, {Email: trackingAuthor, Role: "user"}},
-		Keys: []sandbox.SeedKey{{Key: trackingKey, Member: "owner@acme.test",
-			Scopes: []string{"read", "uploads:write", "reports:write", "transcriptions:delete", "members:write"}}},
-	}}}
-	if r.sb, err = sandbox.New(ctx, sandbox.Options{DBPath: filepath.Join(dir, "sandbox.db"), Seed: seed, MediaDir: dir, TimeScale: 0.01}); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	r.api = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if r.apiFaulty.Load() && rand.IntN(3) == 0 {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, `{"error":{"code":"unavailable","message":"soak fault"}}`, http.StatusServiceUnavailable)
-			return
-		}
-		r.sb.ServeHTTP(w, req)
-	}))
-	r.hooks = httptest.NewUnstartedServer(r.rx)
-	for _, s := range []*httptest.Server{r.api, r.hooks} {
-		s.Config.ErrorLog = log.New(io.Discard, "", 0)
-		s.Start()
+	if r.peer, err = startPeer(ctx, filepath.Join(dir, "peer"), period); err != nil {
+		return nil, err
 	}
 	if r.store, err = sqlite.Open(ctx, r.dbPath); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -190,7 +164,7 @@ func newSoakRig(ctx context.Context, dir string) (_ *soakRig, err error) {
 
 // wire makes the pipeline over the inbox and the relay to the receiver's two endpoints.
 func (r *soakRig) wire(ctx context.Context) error {
-	client, err := api.New(api.Config{BaseURL: r.api.URL + sandbox.BasePath, Key: trackingKey})
+	client, err := api.New(api.Config{BaseURL: r.peer.API, Key: trackingKey})
 	if err != nil {
 		return fmt.Errorf("api client: %w", err)
 	}
@@ -214,7 +188,7 @@ func (r *soakRig) wire(ctx context.Context) error {
 	}
 	var eps []*relay.Endpoint
 	for i := range 2 {
-		ep, err := relay.NewEndpoint(relay.EndpointConfig{Name: fmt.Sprint("crm", i), URL: fmt.Sprintf("%s/crm%d", r.hooks.URL, i),
+		ep, err := relay.NewEndpoint(relay.EndpointConfig{Name: fmt.Sprint("crm", i), URL: fmt.Sprintf("%s/crm%d", r.peer.Hooks, i),
 			Secrets: []webhook.Secret{secret}, AllowPrivate: true, Timeout: 10 * time.Second})
 		if err != nil {
 			return err
@@ -243,10 +217,9 @@ func (r *soakRig) run(ctx context.Context, env Env, d time.Duration) ([]soakSamp
 	every, period := min(time.Minute, d/12), min(time.Minute, d/4)
 	env.Logf("bench soak: %s: a recording every %s, faults for %s of every %s, a sample every %s", d, soakEvery, period/4, period, every)
 	start := time.Now()
-	trickle, sample, fault, look := time.NewTicker(soakEvery), time.NewTicker(every), time.NewTicker(period), time.NewTicker(2*time.Second)
+	trickle, sample, look := time.NewTicker(soakEvery), time.NewTicker(every), time.NewTicker(2*time.Second)
 	defer trickle.Stop()
 	defer sample.Stop()
-	defer fault.Stop()
 	defer look.Stop()
 	var samples []soakSample
 	var fl floor
@@ -259,10 +232,6 @@ func (r *soakRig) run(ctx context.Context, env Env, d time.Duration) ([]soakSamp
 			}
 		case <-look.C:
 			fl.look()
-		case <-fault.C:
-			r.apiFaulty.Store(true)
-			r.rx.faulty.Store(true)
-			time.AfterFunc(period/4, func() { r.apiFaulty.Store(false); r.rx.faulty.Store(false) })
 		case <-sample.C:
 			if time.Since(start) > d-time.Second {
 				continue // the end, as the parts stop: the last sample was the one before
@@ -279,6 +248,12 @@ func (r *soakRig) run(ctx context.Context, env Env, d time.Duration) ([]soakSamp
 				n += c
 			}
 			s := takeSample(time.Since(start), r.dbPath, n, &fl)
+			s.peerRSS = r.peer.rssAnon()
+			if env.HeapProfiles != "" {
+				if err := writeHeapProfile(env.HeapProfiles, s.at); err != nil {
+					return nil, err
+				}
+			}
 			samples = append(samples, s)
 			env.Logf("bench soak: %s", s)
 		case err := <-errs:
@@ -301,18 +276,13 @@ func (r *soakRig) put() error {
 	return os.Rename(filepath.Join(r.staging, name), filepath.Join(r.inbox, name))
 }
 
-// close stops the servers and closes the store.
+// close stops the peer and closes the store.
 func (r *soakRig) close() {
 	if r.sub != nil {
 		r.sub.Close()
 	}
-	for _, s := range []*httptest.Server{r.api, r.hooks} {
-		if s != nil {
-			s.Close()
-		}
-	}
-	if r.sb != nil {
-		r.sb.Close()
+	if r.peer != nil {
+		r.peer.stop()
 	}
 	if r.store != nil {
 		r.store.Close()

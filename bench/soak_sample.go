@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
 	"time"
 )
 
@@ -14,6 +17,9 @@ type soakSample struct {
 	at         time.Duration // since the soak began
 	rss        float64       // MiB: anonymous memory resident (RssAnon)
 	rssAll     float64       // MiB: everything resident (VmRSS), the binary's pages included
+	goHeap     float64       // MiB: the Go heap's live objects (after the GC takeSample forces), part of rss
+	peerRSS    float64       // MiB: the peer's (the sandbox's and the receiver's) RssAnon, not judged
+	threads    float64       // OS threads (each may hold a C allocator arena of SQLite's), not judged
 	goroutines float64
 	files      float64 // open file descriptors
 	dbSize     float64 // MiB: the database file
@@ -52,8 +58,15 @@ func takeSample(at time.Duration, dbPath string, jobs int, f *floor) soakSample 
 	s := soakSample{at: at, jobs: float64(jobs), goroutines: f.goroutines, files: f.files}
 	f.reset()
 	debug.FreeOSMemory()
+	m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	if metrics.Read(m); m[0].Value.Kind() == metrics.KindUint64 {
+		s.goHeap = float64(m[0].Value.Uint64()) / (1 << 20)
+	}
 	if rss, err := procStatus("RssAnon"); err == nil {
 		s.rss = float64(rss) / (1 << 20)
+	}
+	if n, err := procStatus("Threads"); err == nil {
+		s.threads = float64(n >> 10) // procStatus reads kB
 	}
 	if rss, err := procStatus("VmRSS"); err == nil {
 		s.rssAll = float64(rss) / (1 << 20)
@@ -67,10 +80,26 @@ func takeSample(at time.Duration, dbPath string, jobs int, f *floor) soakSample 
 	return s
 }
 
+// writeHeapProfile writes the heap profile (in use, as of the last GC: takeSample's) into
+// dir as heap-SSSSs.pb.gz, SSSS the seconds since the soak began, for go tool pprof
+// -diff_base.
+func writeHeapProfile(dir string, at time.Duration) error {
+	path := filepath.Join(dir, fmt.Sprintf("heap-%04.0fs.pb.gz", at.Seconds()))
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile %s: %w", path, err)
+	}
+	return f.Close()
+}
+
 // String is the line printed per sample.
 func (s soakSample) String() string {
-	return fmt.Sprintf("t=%s rss_anon=%.1fMiB rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB",
-		s.at.Round(time.Second), s.rss, s.rssAll, s.goroutines, s.files, s.dbSize, s.walSize, s.jobs, s.perJob()*1024)
+	return fmt.Sprintf("t=%s rss_anon=%.1fMiB (go_heap %.1fMiB) rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB threads=%.0f peer_rss_anon=%.1fMiB",
+		s.at.Round(time.Second), s.rss, s.goHeap, s.rssAll, s.goroutines, s.files, s.dbSize, s.walSize, s.jobs, s.perJob()*1024, s.threads, s.peerRSS)
 }
 
 // perJob is the database file's MiB per job stored: the trickle adds jobs at a steady rate, so

@@ -10,6 +10,8 @@ import (
 )
 
 // memo remembers values by event for a while (ttl), at most max of them (the oldest go first).
+// What expired is dropped as new values come in, so it holds about ttl's worth of events, not
+// max whatever the rate (at one event every 2 s, 1,000 records took half an hour to fill).
 type memo[V any] struct {
 	mu    sync.Mutex
 	ttl   time.Duration
@@ -47,7 +49,7 @@ func (m *memo[V]) put(event int64, v V, now time.Time) {
 		m.order = append(m.order, event)
 	}
 	m.items[event] = memoItem[V]{v: v, at: now}
-	for len(m.order) > m.max {
+	for len(m.order) > m.max || len(m.order) > 0 && now.Sub(m.items[m.order[0]].at) >= m.ttl {
 		delete(m.items, m.order[0])
 		m.order = m.order[1:]
 	}

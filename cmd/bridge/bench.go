@@ -19,7 +19,7 @@ import (
 // process run, printed as one table (or one JSON document).
 func newBenchCmd() *cobra.Command {
 	var asJSON, short, report bool
-	var plot string
+	var plot, heapProfiles string                                    // heapProfiles: bench soak's
 	var relayOpts, duration = bench.RelayOptions{}, time.Duration(0) // bench relay's and soak's flags
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -42,7 +42,7 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 				return err
 			}
 			defer os.RemoveAll(dir)
-			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr(), Relay: relayOpts, Duration: duration}
+			env := bench.Env{Dir: dir, Short: short, Log: c.ErrOrStderr(), Relay: relayOpts, Duration: duration, HeapProfiles: heapProfiles}
 			var results []bench.Result
 			var charts []bench.Chart
 			for _, name := range names {
@@ -90,17 +90,17 @@ in memory does not count in the next one's peak RSS. Exit 0 when every figure me
 	}
 	for _, name := range bench.Names() {
 		sub := &cobra.Command{Use: name, Short: "Run the " + name + " workload and its reference", Args: cobra.NoArgs, RunE: run([]string{name}, false)}
-		benchFlags(sub, name, &relayOpts, &duration)
+		benchFlags(sub, name, &relayOpts, &duration, &heapProfiles)
 		cmd.AddCommand(sub)
 	}
 	all := slices.DeleteFunc(bench.Names(), func(n string) bool { return n == "soak" }) // it runs an hour
-	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload but soak: " + strings.Join(all, ", "), Args: cobra.NoArgs, RunE: run(all, true)})
+	cmd.AddCommand(&cobra.Command{Use: "all", Short: "Run every workload but soak: " + strings.Join(all, ", "), Args: cobra.NoArgs, RunE: run(all, true)}, newSoakPeerCmd())
 	return cmd
 }
 
 // benchFlags gives workload name's subcommand its own flags: where the relay runs, how long
-// the soak runs.
-func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, duration *time.Duration) {
+// the soak runs and where it writes heap profiles.
+func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, duration *time.Duration, heapProfiles *string) {
 	f := sub.Flags()
 	switch name {
 	case "relay":
@@ -112,7 +112,25 @@ func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, 
 		f.IntVar(&relayOpts.NATSMaxInFlight, "nats-max-in-flight", 0, "bus.max_in_flight of the NATS bus (default its own, 100; 1 is strict order)")
 	case "soak":
 		f.DurationVar(duration, "duration", 0, "how long the soak runs (default 1h; 2m with --short)")
+		f.StringVar(heapProfiles, "heap-profiles", "", "write a heap profile (in use) into this folder at each sample, for go tool pprof -diff_base")
 	}
+}
+
+// newSoakPeerCmd is bridge bench soak-peer, hidden: the soak's counterparts (the sandbox and
+// the endpoints' receiver) in a process of their own, which bench soak starts and stops by
+// closing its input.
+func newSoakPeerCmd() *cobra.Command {
+	var dir string
+	var period time.Duration
+	cmd := &cobra.Command{
+		Use: bench.SoakPeerCommand, Short: "The soak's sandbox and receiver (started by bench soak)", Args: cobra.NoArgs, Hidden: true,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return bench.SoakPeer(c.Context(), dir, period, c.InOrStdin(), c.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the folder of the sandbox's database and media")
+	cmd.Flags().DurationVar(&period, "fault-period", time.Minute, "faults for a quarter of every period")
+	return cmd
 }
 
 // childReport is what a child of bench all prints (--child-report).

@@ -1,0 +1,70 @@
+package bench
+
+import (
+	"testing"
+	"time"
+)
+
+// TestSoakResults: the judge fails a soak whose figure grows more than 5% over the second half
+// and passes a flat one; below soakWarm only the WAL (and the deliveries) are judged.
+func TestSoakResults(t *testing.T) {
+	// run returns a soak of d sampled twelve times, every figure flat but the one grow raises
+	// by 1% of its start a sample (about 6% over the second half).
+	run := func(d time.Duration, grow string) []soakSample {
+		var out []soakSample
+		for i := 1; i <= 12; i++ {
+			s := soakSample{at: d * time.Duration(i) / 12, rss: 20, goroutines: 40, files: 30, dbSize: float64(i), jobs: float64(i * 100), walSize: 4}
+			switch up := 1 + 0.01*float64(i); grow {
+			case "rss":
+				s.rss *= up
+			case "goroutines":
+				s.goroutines *= up
+			case "open_files":
+				s.files *= up
+			case "db_per_job":
+				s.dbSize *= up
+			case "wal":
+				s.walSize *= up
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	tests := []struct {
+		d          time.Duration
+		grow       string
+		deliveries int64
+		failed     string // the one figure that must fail; "" none
+	}{
+		{time.Hour, "", 100, ""},
+		{time.Hour, "rss", 100, "soak_rss_growth"},
+		{time.Hour, "goroutines", 100, "soak_goroutines_growth"},
+		{time.Hour, "open_files", 100, "soak_open_files_growth"},
+		{time.Hour, "db_per_job", 100, "soak_db_per_job_growth"},
+		{time.Hour, "wal", 100, "soak_wal_growth"},
+		{time.Hour, "", 0, "soak_deliveries"},
+		{2 * time.Minute, "", 100, ""},
+		{2 * time.Minute, "rss", 100, ""}, // reported below soakWarm
+		{2 * time.Minute, "goroutines", 100, ""},
+		{2 * time.Minute, "wal", 100, "soak_wal_growth"},
+	}
+	for _, tc := range tests {
+		results, charts := soakResults(run(tc.d, tc.grow), tc.d, tc.deliveries)
+		if len(charts) != len(soakMetrics) {
+			t.Errorf("soakResults(%s, %q grows) charts = %d, want %d", tc.d, tc.grow, len(charts), len(soakMetrics))
+		}
+		var failed []string
+		for _, r := range results {
+			if !r.Pass {
+				failed = append(failed, r.Name)
+			}
+		}
+		want := []string{}
+		if tc.failed != "" {
+			want = []string{tc.failed}
+		}
+		if len(failed) != len(want) || len(want) == 1 && failed[0] != want[0] {
+			t.Errorf("soakResults(%s, %q grows, %d deliveries) failed = %v, want %v (%+v)", tc.d, tc.grow, tc.deliveries, failed, want, results)
+		}
+	}
+}
