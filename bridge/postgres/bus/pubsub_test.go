@@ -57,6 +57,21 @@ func receiveInOrder(t *testing.T, msgs <-chan *message.Message, want ...string) 
 	}
 }
 
+// subscribe reads "events" of db as group (fast), until the test ends.
+func subscribe(t *testing.T, db *sql.DB, group string) (*bus.Subscriber, <-chan *message.Message) {
+	t.Helper()
+	sub, err := bus.NewSubscriber(db, fast(group), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Close() })
+	msgs, err := sub.Subscribe(context.Background(), "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub, msgs
+}
+
 // fast is a subscriber configuration with the short waits of tests.
 func fast(group string) bus.SubscriberConfig {
 	return bus.SubscriberConfig{ConsumerGroup: group, Lease: 2 * time.Second, PollInterval: 5 * time.Millisecond,
@@ -172,12 +187,7 @@ func TestHandlerWritesWhileAMessageIsOut(t *testing.T) {
 	for _, id := range []string{"a", "b", "c"} {
 		publishIn(t, db, "events", id, true)
 	}
-	sub, _ := bus.NewSubscriber(db, fast("g"), nil)
-	defer sub.Close()
-	msgs, err := sub.Subscribe(ctx, "events")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub, msgs := subscribe(t, db, "g")
 	for _, want := range []string{"a", "b", "c"} {
 		m := <-msgs
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -313,7 +323,6 @@ func TestCloseClosesTheChannels(t *testing.T) {
 // once m2 (a later transaction, committed first) has been read and acked; the reader waits
 // below the oldest running transaction, so m1 comes first.
 func TestALateCommitIsNotSkipped(t *testing.T) {
-	ctx := context.Background()
 	db := openEvents(t)
 	early, err := db.Begin()
 	if err != nil {
@@ -325,12 +334,7 @@ func TestALateCommitIsNotSkipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishIn(t, db, "events", "m2", true)
-	sub, _ := bus.NewSubscriber(db, fast("g"), nil)
-	defer sub.Close()
-	msgs, err := sub.Subscribe(ctx, "events")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub, msgs := subscribe(t, db, "g")
 	select {
 	case m := <-msgs:
 		t.Fatalf("got %s while the transaction of m1, begun first, is still open", m.UUID)
@@ -347,7 +351,6 @@ func TestALateCommitIsNotSkipped(t *testing.T) {
 // written, delays the group only until the lease expires; then the message it held is read
 // again (at least once).
 func TestExpiredLeaseIsTakenOver(t *testing.T) {
-	ctx := context.Background()
 	db := openEvents(t)
 	publishIn(t, db, "events", "m1", true)
 	expires := time.Now().Add(300 * time.Millisecond)
@@ -355,12 +358,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 		VALUES ('g', 0, '0', 'dead-process', $1)`, expires.UnixNano()); err != nil {
 		t.Fatal(err)
 	}
-	sub, _ := bus.NewSubscriber(db, fast("g"), nil)
-	defer sub.Close()
-	msgs, err := sub.Subscribe(ctx, "events")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub, msgs := subscribe(t, db, "g")
 	select {
 	case m := <-msgs:
 		if now := time.Now(); now.Before(expires) || m.UUID != "m1" {
