@@ -63,6 +63,10 @@ type Config struct {
 	Metrics Metrics
 }
 
+// IdleConnsPerHost is how many kept-alive connections the default client keeps idle for the
+// service's host, each for 90 s: the most a quiet client holds open.
+const IdleConnsPerHost = 16
+
 func (c *Config) setDefaults() {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Transport: &http.Transport{
@@ -72,7 +76,7 @@ func (c *Config) setDefaults() {
 			ResponseHeaderTimeout: 5 * time.Minute, // a 2 GB body is received before the answer
 			ExpectContinueTimeout: 3 * time.Second,
 			IdleConnTimeout:       90 * time.Second,
-			MaxIdleConnsPerHost:   16,
+			MaxIdleConnsPerHost:   IdleConnsPerHost,
 		}}
 	}
 	if c.MaxAttempts == 0 {

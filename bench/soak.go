@@ -85,19 +85,46 @@ func soakResults(samples []soakSample, d time.Duration, deliveries int64) ([]Res
 			goal = Goal{} // reported: caches and pools still fill (see soakWarm)
 		}
 		results = append(results, goal.Figure("soak_"+m.name+"_growth", g, "%", nil, ""))
-		lines := []Line{{Name: m.name}, {Name: "go heap"}, {Name: "peer's (apart)"}}
-		if m.name != "rss" {
-			lines = lines[:1] // the Go heap (part of it) and the peer's (not judged) beside the bridge's memory
+		lines, also := []Line{{Name: m.name}}, soakBeside[m.name]
+		for _, b := range also {
+			lines = append(lines, Line{Name: b.name})
 		}
 		for _, s := range samples {
-			for i, v := range []float64{m.value(s), s.goHeap, s.peerRSS}[:len(lines)] {
-				lines[i].Points = append(lines[i].Points, Point{s.at.Minutes(), v})
+			lines[0].Points = append(lines[0].Points, Point{s.at.Minutes(), m.value(s)})
+			for i, b := range also {
+				lines[i+1].Points = append(lines[i+1].Points, Point{s.at.Minutes(), b.value(s)})
 			}
 		}
 		charts = append(charts, Chart{Title: fmt.Sprintf("Soak, %s: %s", d, m.title), XLabel: "minutes", YLabel: m.unit, Lines: lines})
 	}
-	results = append(results, Goal{MinValue: Ref(1)}.Figure("soak_deliveries", float64(deliveries), "deliveries", nil, ""))
+	var conns float64
+	for _, s := range samples {
+		conns = max(conns, s.conns)
+	}
+	results = append(results, Goal{MaxValue: Ref(soakConnBound)}.Figure("soak_http_connections", conns, "connections", nil, ""),
+		Goal{MinValue: Ref(1)}.Figure("soak_deliveries", float64(deliveries), "deliveries", nil, ""))
 	return results, charts
+}
+
+// soakConnBound is the most HTTP client connections the soak's bridge may hold through a whole
+// sample interval: what the pools keep idle, the API client's for the sandbox and each of the
+// two endpoints' (the receiver is on loopback, allowed, so one transport each). A response
+// body left open keeps its connection out of the pool, and such a leak passes it.
+const soakConnBound = api.IdleConnsPerHost + 2*relay.IdleConnsPerHost
+
+// soakBeside are the lines drawn beside a metric's, not judged: the Go heap (part of the
+// resident memory) and the peer's memory; the goroutines and descriptors with the HTTP
+// connections', and the connections.
+var soakBeside = map[string][]struct {
+	name  string
+	value func(soakSample) float64
+}{
+	"rss": {{"go heap", func(s soakSample) float64 { return s.goHeap }},
+		{"peer's (apart)", func(s soakSample) float64 { return s.peerRSS }}},
+	"goroutines": {{"all", func(s soakSample) float64 { return s.goroutines }},
+		{"http connections'", func(s soakSample) float64 { return 2 * s.conns }}},
+	"open_files": {{"all", func(s soakSample) float64 { return s.files }},
+		{"http connections", func(s soakSample) float64 { return s.conns }}},
 }
 
 // soakWarm is the shortest soak whose memory, goroutines, open files and database per job are
@@ -118,8 +145,8 @@ var soakMetrics = []struct {
 	value             func(soakSample) float64
 }{
 	{"rss", "resident anonymous memory (RssAnon)", "MiB", true, func(s soakSample) float64 { return s.rss }},
-	{"goroutines", "goroutines (fewest in each minute)", "goroutines", true, func(s soakSample) float64 { return s.goroutines }},
-	{"open_files", "open file descriptors (fewest in each minute)", "files", true, func(s soakSample) float64 { return s.files }},
+	{"goroutines", "goroutines beside the HTTP connections' (fewest in each minute)", "goroutines", true, func(s soakSample) float64 { return s.otherGoroutines }},
+	{"open_files", "open file descriptors beside the HTTP connections' (fewest in each minute)", "files", true, func(s soakSample) float64 { return s.otherFiles }},
 	{"db_per_job", "database file per job stored", "KiB per job", true, func(s soakSample) float64 { return s.perJob() * 1024 }},
 	{"wal", "write-ahead log", "MiB", false, func(s soakSample) float64 { return s.walSize }},
 }

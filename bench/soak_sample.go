@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -22,29 +23,63 @@ type soakSample struct {
 	threads    float64       // OS threads (each may hold a C allocator arena of SQLite's), not judged
 	goroutines float64
 	files      float64 // open file descriptors
-	dbSize     float64 // MiB: the database file
-	walSize    float64 // MiB: its write-ahead log
-	jobs       float64 // jobs stored
+	conns      float64 // HTTP client connections open (kept alive or in use)
+	// otherGoroutines and otherFiles are the goroutines and descriptors beside the HTTP
+	// client connections' (floor): what is judged.
+	otherGoroutines, otherFiles float64
+	dbSize                      float64 // MiB: the database file
+	walSize                     float64 // MiB: its write-ahead log
+	jobs                        float64 // jobs stored
 }
 
-// floor keeps the fewest goroutines and open files seen since the last sample: read every 2 s
-// (look), so what a sample judges is what stayed the whole interval, not the connections a
-// fault window opened and the pools keep idle for a while (3 goroutines and 2 descriptors
-// each): a leak raises the floor.
+// floor keeps the fewest goroutines, open files and HTTP client connections seen since the
+// last sample: read every 2 s (look), so what a sample judges is what stayed the whole
+// interval, not a request in flight. The connections the HTTP clients keep alive between
+// requests (two goroutines and a descriptor each, up to their pools' bound, for 90 s idle) are
+// counted apart, read from the goroutines' stacks at the same instant: others is what the
+// process holds beside them, which a leak raises and a pool filling up and draining does not;
+// a leak of connections raises conns past the pools' bound (soakConnBound).
 type floor struct {
-	goroutines, files float64
+	goroutines, files, conns float64
+	// otherGoroutines and otherFiles are the goroutines and descriptors beside the HTTP
+	// client connections', the fewest of the interval.
+	otherGoroutines, otherFiles float64
 }
 
-// look reads the goroutines and open files once, keeping the fewest.
+// look reads the goroutines, open files and HTTP client connections once, keeping the fewest.
 func (f *floor) look() {
-	f.goroutines = min(f.goroutines, float64(runtime.NumGoroutine()))
+	g := float64(runtime.NumGoroutine())
+	reads, writes := httpConnGoroutines()
+	f.goroutines = min(f.goroutines, g)
+	f.conns = min(f.conns, float64(reads))
+	f.otherGoroutines = min(f.otherGoroutines, g-float64(reads+writes))
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
 		f.files = min(f.files, float64(len(fds)))
+		f.otherFiles = min(f.otherFiles, float64(len(fds)-reads))
 	}
 }
 
 // reset forgets what was seen.
-func (f *floor) reset() { f.goroutines, f.files = math.Inf(1), math.Inf(1) }
+func (f *floor) reset() {
+	inf := math.Inf(1)
+	f.goroutines, f.files, f.conns, f.otherGoroutines, f.otherFiles = inf, inf, inf, inf, inf
+}
+
+// httpConnGoroutines counts the goroutines of net/http's client connections in every
+// goroutine's stack: each connection has one reading it and one writing it, and one socket.
+func httpConnGoroutines() (reads, writes int) {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return bytes.Count(buf, []byte("net/http.(*persistConn).readLoop(")),
+		bytes.Count(buf, []byte("net/http.(*persistConn).writeLoop("))
+}
 
 // takeSample returns the sample at at: the floor's goroutines and open files (then reset), the
 // resident set, and the size of the database at dbPath and of its -wal file. The resident set
@@ -55,7 +90,8 @@ func (f *floor) reset() { f.goroutines, f.files = math.Inf(1), math.Inf(1) }
 // is what the process holds, not what the collector has yet to free.
 func takeSample(at time.Duration, dbPath string, jobs int, f *floor) soakSample {
 	f.look()
-	s := soakSample{at: at, jobs: float64(jobs), goroutines: f.goroutines, files: f.files}
+	s := soakSample{at: at, jobs: float64(jobs), goroutines: f.goroutines, files: f.files, conns: f.conns,
+		otherGoroutines: f.otherGoroutines, otherFiles: f.otherFiles}
 	f.reset()
 	debug.FreeOSMemory()
 	m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
@@ -98,8 +134,8 @@ func writeHeapProfile(dir string, at time.Duration) error {
 
 // String is the line printed per sample.
 func (s soakSample) String() string {
-	return fmt.Sprintf("t=%s rss_anon=%.1fMiB (go_heap %.1fMiB) rss=%.1fMiB goroutines=%.0f open_files=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB threads=%.0f peer_rss_anon=%.1fMiB",
-		s.at.Round(time.Second), s.rss, s.goHeap, s.rssAll, s.goroutines, s.files, s.dbSize, s.walSize, s.jobs, s.perJob()*1024, s.threads, s.peerRSS)
+	return fmt.Sprintf("t=%s rss_anon=%.1fMiB (go_heap %.1fMiB) rss=%.1fMiB goroutines=%.0f (%.0f beside http) open_files=%.0f (%.0f beside http) http_conns=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB threads=%.0f peer_rss_anon=%.1fMiB",
+		s.at.Round(time.Second), s.rss, s.goHeap, s.rssAll, s.goroutines, s.otherGoroutines, s.files, s.otherFiles, s.conns, s.dbSize, s.walSize, s.jobs, s.perJob()*1024, s.threads, s.peerRSS)
 }
 
 // perJob is the database file's MiB per job stored: the trickle adds jobs at a steady rate, so

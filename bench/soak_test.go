@@ -6,21 +6,31 @@ import (
 )
 
 // TestSoakResults: the judge fails a soak whose figure grows more than 5% over the second half
-// and passes a flat one; below soakWarm only the WAL (and the deliveries) are judged.
+// and passes a flat one; below soakWarm only the WAL (and the deliveries) are judged. The
+// goroutines and files judged are those beside the HTTP connections', which are judged against
+// their pools' bound at any length: a pool that fills passes, a leak of connections fails.
 func TestSoakResults(t *testing.T) {
 	// run returns a soak of d sampled twelve times, every figure flat but the one grow raises
 	// by 1% of its start a sample (about 6% over the second half).
 	run := func(d time.Duration, grow string) []soakSample {
 		var out []soakSample
 		for i := 1; i <= 12; i++ {
-			s := soakSample{at: d * time.Duration(i) / 12, rss: 20, goroutines: 40, files: 30, dbSize: float64(i), jobs: float64(i * 100), walSize: 4}
-			switch up := 1 + 0.01*float64(i); grow {
+			s := soakSample{at: d * time.Duration(i) / 12, rss: 20, otherGoroutines: 40, otherFiles: 30, dbSize: float64(i), jobs: float64(i * 100), walSize: 4}
+			up := 1 + 0.01*float64(i)
+			switch grow {
 			case "rss":
 				s.rss *= up
 			case "goroutines":
-				s.goroutines *= up
+				s.otherGoroutines *= up
 			case "open_files":
-				s.files *= up
+				s.otherFiles *= up
+			case "pool": // the pools fill to their bound: all the goroutines and files rise
+				s.conns = float64(min(i*3, soakConnBound))
+			case "conn_leak":
+				s.conns = float64(i * 3)
+			}
+			s.goroutines, s.files = s.otherGoroutines+2*s.conns, s.otherFiles+s.conns
+			switch grow {
 			case "db_per_job":
 				s.dbSize *= up
 			case "wal":
@@ -43,6 +53,9 @@ func TestSoakResults(t *testing.T) {
 		{time.Hour, "db_per_job", 100, "soak_db_per_job_growth"},
 		{time.Hour, "wal", 100, "soak_wal_growth"},
 		{time.Hour, "", 0, "soak_deliveries"},
+		{time.Hour, "pool", 100, ""},
+		{time.Hour, "conn_leak", 100, "soak_http_connections"},
+		{2 * time.Minute, "conn_leak", 100, "soak_http_connections"},
 		{2 * time.Minute, "", 100, ""},
 		{2 * time.Minute, "rss", 100, ""}, // reported below soakWarm
 		{2 * time.Minute, "goroutines", 100, ""},

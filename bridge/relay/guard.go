@@ -57,6 +57,10 @@ func NewHTTPClient(allowPrivate bool, timeout time.Duration) *http.Client {
 	return newHTTPClient(allowPrivate, timeout, httpenv.Proxy(), net.DefaultResolver, nil)
 }
 
+// IdleConnsPerHost is how many kept-alive connections an endpoint's client keeps idle per
+// host (and per transport: direct and proxied), each for 90 s.
+const IdleConnsPerHost = 4
+
 // newHTTPClient is NewHTTPClient with its proxy function, resolver and dialer (nil: a
 // net.Dialer) given.
 func newHTTPClient(allowPrivate bool, timeout time.Duration, proxy func(*http.Request) (*url.URL, error), res resolver, dial dialer) *http.Client {
@@ -73,7 +77,7 @@ func newHTTPClient(allowPrivate bool, timeout time.Duration, proxy func(*http.Re
 			DialContext:           dial.DialContext,
 			TLSHandshakeTimeout:   10 * time.Second,
 			ResponseHeaderTimeout: timeout,
-			MaxIdleConnsPerHost:   4,
+			MaxIdleConnsPerHost:   IdleConnsPerHost,
 			IdleConnTimeout:       90 * time.Second,
 		}
 	}
