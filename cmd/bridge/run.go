@@ -137,7 +137,7 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 	if err := checkKeyFirst(ctx, cfg, once, log); err != nil { // a refused key creates nothing
 		return err
 	}
-	store, err := openDatabase(ctx, cfg)
+	store, err := openStoreWaiting(ctx, cfg, once, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/transcript-bridge/bridge/bridge/postgres"
+)
+
+// openStoreWaiting is openDatabase for bridge run. On PostgreSQL, without --once, a server that
+// cannot be reached yet (down, starting up, shutting down, or out of connection slots: "too many
+// clients") is waited for, as the running bridge waits out an outage: one WARN "store
+// unreachable" with the error, a new try with backoff (1 s doubling to 30 s), and one INFO
+// "store reachable again" with how long it was away and how many tries failed. A replica
+// started beside its database, or while the server has no connection to spare, then starts
+// instead of exiting. What waiting cannot mend fails at once: a DSN that cannot be read, a
+// refused password or role, a database that does not exist, a failed migration. bridge run
+// --once, a batch job, fails at once too.
+func openStoreWaiting(ctx context.Context, cfg *Config, once bool, log *slog.Logger) (database, error) {
+	var since time.Time
+	failures := 0
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		db, err := openDatabase(ctx, cfg)
+		if err == nil {
+			if failures > 0 {
+				log.Info("store reachable again", slog.Duration("away", time.Since(since).Round(time.Millisecond)), slog.Int("failures", failures))
+			}
+			return db, nil
+		}
+		if once || cfg.Store.Driver != "postgres" || !storeNotYet(err) {
+			return nil, err
+		}
+		if failures == 0 {
+			since = time.Now()
+			log.Warn("store unreachable; bridge run waits for it with backoff", "store", describeStore(cfg), "error", err)
+		}
+		failures++
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// storeNotYet reports whether err, from opening a PostgreSQL store, may go away by waiting:
+// the server unreachable (postgres.Unreachable) or out of connection slots (SQLSTATE 53300),
+// and not refused by the server for a reason of the DSN's (pgconn wraps every error of a
+// connection attempt as a ConnectError, which Unreachable accepts: a wrong password is one).
+func storeNotYet(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "53300" || strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	return postgres.Unreachable(err)
+}
