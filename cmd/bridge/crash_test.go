@@ -95,6 +95,7 @@ func killAtWith(t *testing.T, config, point string, args ...string) {
 // id is stored, and while tracking; restarted, it ends with every file transcribed exactly once
 // and no minute charged twice, checked through the API.
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel() // its own sandbox, folder and database: mostly waiting for the children
 	if testing.Short() {
 		t.Skip("runs the bridge as a child process")
 	}
