@@ -36,9 +36,10 @@ const soakEvery = 2 * time.Second
 // 2 s and each becomes deliveries; for a quarter of every fault period (a minute, or a quarter
 // of the run when shorter) a third of the API's answers are 503 and a third of the endpoints'
 // 500. Every sample interval (a minute, or a twelfth of the run when shorter) it prints the
-// resident set, goroutines, open files (the fewest seen in the interval) and the database's
-// size, and writes a heap profile into env.HeapProfiles when set; the figures are each one's
-// growth over the second half of the run (soakResults).
+// resident set, goroutines, open files and HTTP client connections (the fewest seen in the
+// interval) and the database's size, and writes a heap profile into env.HeapProfiles when set;
+// the figures are each one's growth over the second half of the run, the goroutines and files
+// beside the connections', and the connections against their pools' bound (soakResults).
 func Soak(ctx context.Context, env Env) (*Report, error) {
 	d := env.Duration
 	if d <= 0 {
@@ -73,7 +74,8 @@ func Soak(ctx context.Context, env Env) (*Report, error) {
 
 // soakResults judges the samples of a soak of d: each metric's growth over the second half
 // of the run (a fitted line, see growth) against 5%, the metrics marked warms only from
-// soakWarm on (reported before); and at least one delivery. It returns the figures and a chart
+// soakWarm on (reported before); the HTTP client connections against soakConnBound; and at
+// least one delivery. It returns the figures and a chart
 // per metric.
 func soakResults(samples []soakSample, d time.Duration, deliveries int64) ([]Result, []Chart) {
 	var results []Result
@@ -109,7 +111,7 @@ func soakResults(samples []soakSample, d time.Duration, deliveries int64) ([]Res
 // soakConnBound is the most HTTP client connections the soak's bridge may hold through a whole
 // sample interval: what the pools keep idle, the API client's for the sandbox and each of the
 // two endpoints' (the receiver is on loopback, allowed, so one transport each). A response
-// body left open keeps its connection out of the pool, and such a leak passes it.
+// body left open keeps its connection out of the pool for good: such leaks go past this bound.
 const soakConnBound = api.IdleConnsPerHost + 2*relay.IdleConnsPerHost
 
 // soakBeside are the lines drawn beside a metric's, not judged: the Go heap (part of the
