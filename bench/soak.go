@@ -114,14 +114,17 @@ func soakResults(samples []soakSample, d time.Duration, deliveries int64) ([]Res
 // body left open keeps its connection out of the pool for good: such leaks go past this bound.
 const soakConnBound = api.IdleConnsPerHost + 2*relay.IdleConnsPerHost
 
-// soakBeside are the lines drawn beside a metric's, not judged: the Go heap (part of the
-// resident memory) and the peer's memory; the goroutines and descriptors with the HTTP
+// soakBeside are the lines drawn beside a metric's, not judged: the Go heap, the Go runtime's
+// and the C allocator's memory (parts of the resident memory) and the peer's memory; the goroutines and descriptors with the HTTP
 // connections', and the connections.
 var soakBeside = map[string][]struct {
 	name  string
 	value func(soakSample) float64
 }{
 	"rss": {{"go heap", func(s soakSample) float64 { return s.goHeap }},
+		{"go runtime's", func(s soakSample) float64 { return s.goMapped }},
+		{"C allocator's in use", func(s soakSample) float64 { return s.cInUse }},
+		{"C allocator's free", func(s soakSample) float64 { return s.cFree }},
 		{"peer's (apart)", func(s soakSample) float64 { return s.peerRSS }}},
 	"goroutines": {{"all", func(s soakSample) float64 { return s.goroutines }},
 		{"http connections'", func(s soakSample) float64 { return 2 * s.conns }}},

@@ -15,15 +15,19 @@ import (
 
 // soakSample is one look at the process during a soak.
 type soakSample struct {
-	at         time.Duration // since the soak began
-	rss        float64       // MiB: anonymous memory resident (RssAnon)
-	rssAll     float64       // MiB: everything resident (VmRSS), the binary's pages included
-	goHeap     float64       // MiB: the Go heap's live objects (after the GC takeSample forces), part of rss
-	peerRSS    float64       // MiB: the peer's (the sandbox's and the receiver's) RssAnon, not judged
-	threads    float64       // OS threads (each may hold a C allocator arena of SQLite's), not judged
-	goroutines float64
-	files      float64 // open file descriptors
-	conns      float64 // HTTP client connections open (kept alive or in use)
+	at     time.Duration // since the soak began
+	rss    float64       // MiB: anonymous memory resident (RssAnon)
+	rssAll float64       // MiB: everything resident (VmRSS), the binary's pages included
+	goHeap float64       // MiB: the Go heap's live objects (after the GC takeSample forces), part of rss
+	// goMapped is the Go runtime's memory not returned to the system (heap, stacks, its own
+	// structures), MiB; cInUse and cFree are the C allocator's (SQLite's allocations): in use,
+	// and held free in its arenas. Together about rss; not judged, they say which part grows.
+	goMapped, cInUse, cFree float64
+	peerRSS                 float64 // MiB: the peer's (the sandbox's and the receiver's) RssAnon, not judged
+	threads                 float64 // OS threads (each may hold a C allocator arena of SQLite's), not judged
+	goroutines              float64
+	files                   float64 // open file descriptors
+	conns                   float64 // HTTP client connections open (kept alive or in use)
 	// otherGoroutines and otherFiles are the goroutines and descriptors beside the HTTP
 	// client connections' (floor): what is judged.
 	otherGoroutines, otherFiles float64
@@ -94,10 +98,12 @@ func takeSample(at time.Duration, dbPath string, jobs int, f *floor) soakSample 
 		otherGoroutines: f.otherGoroutines, otherFiles: f.otherFiles}
 	f.reset()
 	debug.FreeOSMemory()
-	m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	if metrics.Read(m); m[0].Value.Kind() == metrics.KindUint64 {
 		s.goHeap = float64(m[0].Value.Uint64()) / (1 << 20)
+		s.goMapped = float64(m[1].Value.Uint64()-m[2].Value.Uint64()) / (1 << 20)
 	}
+	s.cInUse, s.cFree, _ = cMemory()
 	if rss, err := procStatus("RssAnon"); err == nil {
 		s.rss = float64(rss) / (1 << 20)
 	}
@@ -134,8 +140,8 @@ func writeHeapProfile(dir string, at time.Duration) error {
 
 // String is the line printed per sample.
 func (s soakSample) String() string {
-	return fmt.Sprintf("t=%s rss_anon=%.1fMiB (go_heap %.1fMiB) rss=%.1fMiB goroutines=%.0f (%.0f beside http) open_files=%.0f (%.0f beside http) http_conns=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB threads=%.0f peer_rss_anon=%.1fMiB",
-		s.at.Round(time.Second), s.rss, s.goHeap, s.rssAll, s.goroutines, s.otherGoroutines, s.files, s.otherFiles, s.conns, s.dbSize, s.walSize, s.jobs, s.perJob()*1024, s.threads, s.peerRSS)
+	return fmt.Sprintf("t=%s rss_anon=%.1fMiB (go_heap %.1fMiB go_mapped %.1fMiB c_in_use %.1fMiB c_free %.1fMiB) rss=%.1fMiB goroutines=%.0f (%.0f beside http) open_files=%.0f (%.0f beside http) http_conns=%.0f db=%.2fMiB wal=%.2fMiB jobs=%.0f db_per_job=%.1fKiB threads=%.0f peer_rss_anon=%.1fMiB",
+		s.at.Round(time.Second), s.rss, s.goHeap, s.goMapped, s.cInUse, s.cFree, s.rssAll, s.goroutines, s.otherGoroutines, s.files, s.otherFiles, s.conns, s.dbSize, s.walSize, s.jobs, s.perJob()*1024, s.threads, s.peerRSS)
 }
 
 // perJob is the database file's MiB per job stored: the trickle adds jobs at a steady rate, so
