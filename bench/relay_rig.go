@@ -156,7 +156,7 @@ func (r *scaleRig) addReplica(ctx context.Context, dsn, busDriver string, ncfg n
 		eps = append(eps, ep)
 	}
 	counted := &replicaStore{Store: store, rig: r}
-	rl := &relay.Relay{Store: counted, Endpoints: eps}
+	rl := &relay.Relay{Store: counted, Endpoints: eps, Committers: relay.CommittersPostgres} // as bridge run on PostgreSQL
 	if busDriver == "nats" {
 		pub, sub, err := natsbus.New(ncfg, nil)
 		if err != nil {
