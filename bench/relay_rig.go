@@ -45,6 +45,10 @@ type RelayOptions struct {
 	NATSURL string
 	// NATSMaxInFlight is bus.max_in_flight of the NATS bus (0: its default).
 	NATSMaxInFlight int
+	// CPUProfile, when set with --store postgres, is a file for a CPU profile of the measured
+	// drain (the backlog's, from the relays' start to the last delivery's record), for go tool
+	// pprof.
+	CPUProfile string
 }
 
 // replicaStore counts the deliveries its replica records delivered, and the rig's total.
@@ -52,13 +56,18 @@ type replicaStore struct {
 	relay.Store
 	rig       *scaleRig
 	delivered atomic.Int64
+	commits   atomic.Int64
+	busy      atomic.Int64 // nanoseconds spent in Commit
 }
 
 // Commit implements bridge.BatchCommitter and counts what it recorded delivered.
 func (c *replicaStore) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
+	start := time.Now()
 	if err := c.Store.Commit(ctx, b); err != nil {
 		return err
 	}
+	c.busy.Add(int64(time.Since(start)))
+	c.commits.Add(1)
 	n := int64(0)
 	for _, it := range b.Records {
 		if it.Err == nil && it.Delivery.Status == bridge.DeliveryDelivered {
@@ -147,7 +156,7 @@ func (r *scaleRig) addReplica(ctx context.Context, dsn, busDriver string, ncfg n
 		eps = append(eps, ep)
 	}
 	counted := &replicaStore{Store: store, rig: r}
-	rl := &relay.Relay{Store: counted, Endpoints: eps}
+	rl := &relay.Relay{Store: counted, Endpoints: eps, Committers: relay.CommittersPostgres} // as bridge run on PostgreSQL
 	if busDriver == "nats" {
 		pub, sub, err := natsbus.New(ncfg, nil)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ func relayScale(ctx context.Context, env Env) (*Report, error) {
 	var one *scaleResult
 	if o.Replicas > 1 {
 		single := o
-		single.Replicas = 1
+		single.Replicas, single.CPUProfile = 1, ""
 		if one, err = scaleDrain(ctx, env, single, rx, jobs, perJob); err != nil {
 			return nil, fmt.Errorf("bench relay: one replica: %w", err)
 		}
@@ -108,6 +109,11 @@ func scaleDrain(ctx context.Context, env Env, o RelayOptions, rx *receiver, jobs
 	n := int64(jobs * perJob * relayEndpoints)
 	rig.want = n
 	rx.reset()
+	stopProfile, err := startProfile(o.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
+	defer stopProfile()
 	start, cpu, server := time.Now(), cpuTime(), serverCPU()
 	stop, failed := rig.start(ctx)
 	select {
@@ -124,17 +130,20 @@ func scaleDrain(ctx context.Context, env Env, o RelayOptions, rx *receiver, jobs
 	}
 	took := time.Since(start)
 	used, serverUsed := cpuTime()-cpu, serverCPU()-server
+	stopProfile()
 	if err := stop(); err != nil {
 		return nil, err
 	}
 	res := &scaleResult{rate: float64(n) / took.Seconds(), took: took,
 		cpuPer: float64(used.Microseconds()) / float64(n), serverPer: float64(serverUsed.Microseconds()) / float64(n)}
-	var shares []string
+	var shares, commits []string
 	for _, c := range rig.counted {
 		r := float64(c.delivered.Load()) / took.Seconds()
 		res.perReplica = append(res.perReplica, r)
 		shares = append(shares, fmt.Sprintf("%.0f", r))
+		commits = append(commits, fmt.Sprintf("%d in %.1f s", c.commits.Load(), time.Duration(c.busy.Load()).Seconds()))
 	}
+	env.Logf("bench relay: group commits per replica: %s", strings.Join(commits, ", "))
 	env.Logf("bench relay: %d replica(s) on bus %s: %.0f deliveries/s in %.1f s (per replica %s); %s; servers: %.1f µs of CPU per delivery",
 		o.Replicas, o.Bus, res.rate, took.Seconds(), strings.Join(shares, ", "), perItem(used, took, int(n), "delivery"), res.serverPer)
 	return res, nil
@@ -211,4 +220,22 @@ func serverCPU() time.Duration {
 		ticks += u + st
 	}
 	return time.Duration(ticks) * (time.Second / 100) // USER_HZ is 100 on Linux
+}
+
+// startProfile starts a CPU profile into the file path (nothing when path is empty) and
+// returns what stops it and closes the file, which may be called more than once.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { pprof.StopCPUProfile(); f.Close() }) }, nil
 }

@@ -55,7 +55,7 @@ func TestRelayOnTwoReplicas(t *testing.T) {
 		}
 		defer sub.Close()
 		subs = append(subs, sub)
-		r := &relay.Relay{Store: s, Endpoints: []*relay.Endpoint{ep}, Bus: sub, Poison: poison, PerEndpoint: 4}
+		r := &relay.Relay{Store: s, Endpoints: []*relay.Endpoint{ep}, Bus: sub, Poison: poison, PerEndpoint: 4, Committers: relay.CommittersPostgres}
 		wg.Go(func() {
 			if err := r.Run(ctx, 20*time.Millisecond); err != nil && ctx.Err() == nil {
 				t.Error(err)

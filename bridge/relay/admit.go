@@ -92,12 +92,3 @@ func (e *engine) roomMade() {
 	close(e.room)
 	e.room = make(chan struct{})
 }
-
-// settled ends a commit's count of its fan-outs (committing): they are held now, or were not
-// written. e.mu is held.
-func (e *engine) settled() {
-	for _, l := range e.lanes {
-		l.committing = 0
-	}
-	e.roomMade()
-}

@@ -3,6 +3,7 @@ package relay_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,12 +30,41 @@ var chainTypes = []string{bridge.EventUploaded, bridge.EventCompleted, bridge.Ev
 type chainStore struct {
 	*sqlite.Store
 	chains atomic.Int64
+	// recordsAlone counts the batches of records alone; inFlight and overlapped the commits
+	// running, and how many began beside another (relay.Relay.Committers above 1 writes
+	// records apart).
+	recordsAlone, inFlight, overlapped atomic.Int64
+	// failRecords fails that many batches of records alone, before they are written: the
+	// relay keeps their records for a later batch, sends nothing again.
+	failRecords atomic.Int64
+	// holdApart holds the first batch of records alone written until another commit begins (5 s
+	// at most): with records written apart, the committer goes on beside it.
+	holdApart        bool
+	begun, heldApart atomic.Int64
 }
 
 // Commit implements bridge.BatchCommitter.
 func (s *chainStore) Commit(ctx context.Context, b *bridge.DeliveryBatch) error {
-	if err := s.Store.Commit(ctx, b); err != nil {
+	alone := len(b.Records) > 0 && len(b.FanOuts)+len(b.Claims)+len(b.Releases) == 0
+	if alone && s.failRecords.Add(-1) >= 0 {
+		return errors.New("store busy")
+	}
+	mine := s.begun.Add(1)
+	if s.inFlight.Add(1) > 1 {
+		s.overlapped.Add(1)
+	}
+	if alone && s.holdApart && s.heldApart.Add(1) == 1 {
+		for deadline := time.Now().Add(5 * time.Second); s.begun.Load() == mine && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	err := s.Store.Commit(ctx, b)
+	s.inFlight.Add(-1)
+	if err != nil {
 		return err
+	}
+	if alone {
+		s.recordsAlone.Add(1)
 	}
 	for _, c := range b.Claims {
 		per := map[string]int{}
@@ -114,7 +144,7 @@ type chainSetup struct {
 	jobs  []bridge.Job
 }
 
-func newChainSetup(t *testing.T, jobs int, failSecond bool) *chainSetup {
+func newChainSetup(t *testing.T, jobs int, failSecond bool, committers int) *chainSetup {
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bridge.db"))
 	if err != nil {
@@ -140,7 +170,7 @@ func newChainSetup(t *testing.T, jobs int, failSecond bool) *chainSetup {
 		t.Fatal(err)
 	}
 	return &chainSetup{store: cs, rx: rx, jobs: added,
-		relay: withBus(t, store, &relay.Relay{Store: cs, Endpoints: []*relay.Endpoint{ep}, PerEndpoint: 4})}
+		relay: withBus(t, store, &relay.Relay{Store: cs, Endpoints: []*relay.Endpoint{ep}, PerEndpoint: 4, Committers: committers})}
 }
 
 // emit commits job j's three events in one transaction, as a state change writes them.
@@ -162,12 +192,21 @@ func (c *chainSetup) emit(t *testing.T, j *bridge.Job) {
 // must be given back and wait until #2 is delivered by its retry. Per job, the receiver must
 // see exactly #1 (200), [#2 (500),] #2 (200), #3 (200): no event tried before the one ahead
 // of it was delivered, none delivered twice, none lost; in the store every delivery ends
-// delivered after the attempts it took.
+// delivered after the attempts it took. With two committers (as on PostgreSQL), the records
+// go to transactions of their own beside the rest of the group commit, and the same holds. The
+// first two batches of records alone fail: their records are kept for a later batch, nothing is
+// sent again.
 func TestChainsKeepPerJobOrder(t *testing.T) {
-	for _, failSecond := range []bool{true, false} {
-		t.Run(fmt.Sprintf("failSecond=%v", failSecond), func(t *testing.T) {
+	for _, tc := range []struct {
+		failSecond bool
+		committers int
+	}{{true, 1}, {false, 1}, {true, 2}, {false, 2}} {
+		failSecond := tc.failSecond
+		t.Run(fmt.Sprintf("failSecond=%v/committers=%d", failSecond, tc.committers), func(t *testing.T) {
 			const jobs = 20
-			c := newChainSetup(t, jobs, failSecond)
+			c := newChainSetup(t, jobs, failSecond, tc.committers)
+			c.store.failRecords.Store(2)
+			c.store.holdApart = tc.committers > 1
 			for i := range jobs / 2 {
 				c.emit(t, &c.jobs[i])
 			}
@@ -188,7 +227,11 @@ func TestChainsKeepPerJobOrder(t *testing.T) {
 			if c.store.chains.Load() == 0 {
 				t.Errorf("no claim leased several deliveries of one job: the test did not exercise chains")
 			}
-			t.Logf("%d chains leased", c.store.chains.Load())
+			if overlapped := c.store.overlapped.Load(); (tc.committers > 1) != (overlapped > 0) {
+				t.Errorf("%d commits began beside another with %d committers: the test did not exercise what it says", overlapped, tc.committers)
+			}
+			t.Logf("%d chains leased; %d batches of records alone, %d commits beside another", c.store.chains.Load(),
+				c.store.recordsAlone.Load(), c.store.overlapped.Load())
 		})
 	}
 }

@@ -34,6 +34,10 @@ type engine struct {
 	heldBack int
 	poll     *time.Timer
 	failures int // commits failed in a row (commitBackoff)
+	// slots holds a token per transaction of records written apart (commit.go), when the
+	// relay has several committers; nil with one.
+	slots    chan struct{}
+	inflight sync.WaitGroup
 }
 
 // lane is one endpoint's queue and its claim accounting. The queue holds chains: one
@@ -86,6 +90,9 @@ func newEngine(r *Relay, interval time.Duration) *engine {
 		// sent: it goes back to the store when its lease ends (work).
 		c := LaneRounds * r.PerEndpoint
 		e.lanes[ep.Name] = &lane{ep: ep, queue: make(chan []bridge.Delivery, c), capacity: c, dirty: true}
+	}
+	if r.Committers > 1 {
+		e.slots = make(chan struct{}, r.Committers-1)
 	}
 	return e
 }
@@ -160,6 +167,7 @@ func (e *engine) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
+			e.inflight.Wait()
 			e.final()
 			return
 		case <-sweep.C:
@@ -240,141 +248,13 @@ func (e *engine) send(ctx context.Context, l *lane, chain []bridge.Delivery) {
 	}
 }
 
-// commit writes one batch of what has gathered; it reports whether it wrote anything (the
-// caller commits again at once: more may have gathered meanwhile). The batch's records and
-// fan-outs make their lanes' claims of the same batch worth making: the transaction records
-// first, fans out next and claims last.
-func (e *engine) commit(ctx context.Context) bool {
-	b := bridge.DeliveryBatch{Now: e.r.now()}
-	e.mu.Lock()
-	b.Records, e.records = e.records, nil
-	b.Releases, e.releases = e.releases, nil
-	fanOuts := e.fanOuts
-	e.fanOuts = nil
-	for _, it := range b.Records {
-		if l := e.lanes[it.Delivery.Endpoint]; l != nil {
-			l.held--                            // recorded by this batch (given back if it fails)
-			l.dirty = l.dirty || l.unleased > 0 // it may free a job's next delivery
-		}
-	}
-	fanned := map[string]int{} // new deliveries per lane
-	for _, f := range fanOuts {
-		b.FanOuts = append(b.FanOuts, f.item)
-		for _, name := range f.item.Endpoints {
-			fanned[name]++
-		}
-	}
-	for name, l := range e.lanes {
-		l.fanning, l.committing = 0, fanned[name]
-		l.waiting = 0
-		room := l.capacity - l.held
-		switch {
-		case e.stopped || room <= 0:
-			l.dirty = l.dirty || fanned[name] > 0 // its new deliveries wait for a search
-		case l.dirty && (2*room >= l.capacity || l.held == 0):
-			// A search once half the lane is free (or the lane is idle): fewer, larger claims,
-			// older work first, the new deliveries in the room left.
-			b.Claims = append(b.Claims, bridge.ClaimItem{Endpoint: name, Limit: room, Lease: e.r.Lease})
-			l.dirty = false
-		case fanned[name] > 0 && !l.dirty:
-			// Nothing known to wait (a backlog makes the lane dirty): the batch's new
-			// deliveries, taken as they are written, no search.
-			b.Claims = append(b.Claims, bridge.ClaimItem{Endpoint: name, Limit: room, Lease: e.r.Lease, FanOutsOnly: true})
-		case fanned[name] > 0:
-			// A backlog and less than half the lane free: its new deliveries wait for the
-			// search, after the older work.
-		}
-	}
-	e.roomMade() // the records' room
-	e.mu.Unlock()
-	if len(b.Records)+len(b.FanOuts)+len(b.Claims)+len(b.Releases) == 0 {
-		return false
-	}
-	err := e.r.Store.Commit(ctx, &b)
-	e.mu.Lock()
-	if err != nil {
-		e.putBack(&b, fanOuts, err)
-		e.settled()
-		e.mu.Unlock()
-		if ctx.Err() == nil {
-			e.r.Log.Error("relay: commit", "error", err)
-		}
-		time.Sleep(commitBackoff(e.failures)) // a store down or busy: no spinning
-		e.failures++
-		return false
-	}
-	e.failures = 0
-	e.apply(&b, fanOuts, fanned)
-	e.settled()
-	e.mu.Unlock()
-	return true
-}
-
-// putBack keeps a failed batch's records and releases for the next one, asks its claims again
-// and answers its fan-outs with err (the bus hands those messages out again). e.mu is held.
-func (e *engine) putBack(b *bridge.DeliveryBatch, fanOuts []fanOutReq, err error) {
-	e.records = append(b.Records, e.records...)
-	e.releases = append(b.Releases, e.releases...)
-	for _, it := range b.Records {
-		if l := e.lanes[it.Delivery.Endpoint]; l != nil {
-			l.held++
-		}
-	}
-	for _, c := range b.Claims {
-		e.lanes[c.Endpoint].dirty = true
-	}
-	for _, f := range fanOuts {
-		f.done <- err
-	}
-}
-
-// apply hands a committed batch's outcomes out: records' failures logged, fan-outs answered,
-// claimed deliveries queued in their lanes; a lane whose new deliveries (fanned, per lane) were
-// not all leased has work for a search, counted in its unleased (fanned is used up: it ends
-// holding the unleased ones). e.mu is held.
-func (e *engine) apply(b *bridge.DeliveryBatch, fanOuts []fanOutReq, fanned map[string]int) {
-	if err := e.r.recorded(b.Records); err != nil {
-		e.r.Log.Error("relay: record", "error", err)
-	}
-	for i, f := range fanOuts {
-		f.done <- b.FanOuts[i].Err
-	}
-	events := make(map[int64]bool, len(b.FanOuts))
-	for _, f := range b.FanOuts {
-		events[f.Ref.EventID] = true
-	}
-	for _, c := range b.Claims {
-		l := e.lanes[c.Endpoint]
-		l.held += len(c.Claimed)
-		l.queued.Add(int64(len(c.Claimed)))
-		fresh := 0
-		for _, d := range c.Claimed {
-			if events[d.EventID] {
-				fresh++
-			}
-		}
-		for _, chain := range chains(c.Claimed) {
-			l.queue <- chain // room was counted: never blocks
-		}
-		if (len(c.Claimed) == c.Limit && !c.FanOutsOnly) || fresh < fanned[c.Endpoint] {
-			l.dirty = true // more may be due, or new deliveries wait for a search
-		}
-		l.unleased = max(0, l.unleased-(len(c.Claimed)-fresh)) // the search's finds
-		fanned[c.Endpoint] -= fresh
-	}
-	for name, n := range fanned {
-		if l := e.lanes[name]; l != nil {
-			l.unleased += n // written without a lease: a search's to find
-		}
-	}
-}
-
 // final records, with a short grace (trying again while a commit fails), the attempts made
 // before the stop, and gives back the deliveries still queued (their leases end at once, so a
 // restart or another replica sends them without waiting for the leases to run out).
 func (e *engine) final() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	e.slots = nil // nothing in flight any more: the last records go with the rest
 	e.mu.Lock()
 	e.stopped = true
 	for _, l := range e.lanes {

@@ -50,6 +50,10 @@ type Relay struct {
 	Lease time.Duration
 	// PerEndpoint bounds simultaneous requests to one endpoint (default 4).
 	PerEndpoint int
+	// Committers is how many transactions Run's group commit may write at once (default 1):
+	// above 1, a batch's records may go to a transaction of their own, beside the rest of the
+	// batch (commit.go; CommittersPostgres for a store that writes transactions side by side).
+	Committers int
 	// Metrics hears every attempt's outcome, delivery latency and retries (nil: nothing).
 	Metrics Metrics
 	// SweepAfter is how old an outbox event the bus has not brought may get before Run fans it

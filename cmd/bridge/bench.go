@@ -110,6 +110,7 @@ func benchFlags(sub *cobra.Command, name string, relayOpts *bench.RelayOptions, 
 		f.StringVar(&relayOpts.DSN, "dsn", "", "the PostgreSQL server (default $BRIDGE_TEST_POSTGRES_DSN)")
 		f.StringVar(&relayOpts.NATSURL, "nats-url", "", "the NATS server (default $BRIDGE_TEST_NATS_URL)")
 		f.IntVar(&relayOpts.NATSMaxInFlight, "nats-max-in-flight", 0, "bus.max_in_flight of the NATS bus (default its own, 100; 1 is strict order)")
+		f.StringVar(&relayOpts.CPUProfile, "cpuprofile", "", "with --store postgres, write a CPU profile of the measured drain to this file, for go tool pprof")
 	case "soak":
 		f.DurationVar(duration, "duration", 0, "how long the soak runs (default 1h; 2m with --short)")
 		f.StringVar(heapProfiles, "heap-profiles", "", "write a heap profile (in use) into this folder at each sample, for go tool pprof -diff_base")

@@ -138,6 +138,9 @@ func startRelay(ctx context.Context, cfg *Config, store database, endpoints []*r
 	}
 	rl = &relay.Relay{Store: store, Bus: eb.sub, Poison: eb.poison, Endpoints: endpoints, API: client, Log: log, Lease: cfg.Relay.Lease, Metrics: m,
 		Replica: cfg.Replica.Name}
+	if cfg.Store.Driver == "postgres" {
+		rl.Committers = relay.CommittersPostgres
+	}
 	// A full payload's fetch answering 404 ends the job deleted, as the tracker would.
 	rl.GoneUpstream = (&bridge.Pipeline{Store: store, Log: log}).GoneUpstream
 	if once {
