@@ -83,8 +83,6 @@ func (e *engine) commit(ctx context.Context) bool {
 	if err != nil {
 		e.putBack(&b, fanOuts, err)
 		e.settled()
-		e.mu.Unlock()
-		e.mu.Lock()
 		failures := e.failures
 		e.failures++
 		e.mu.Unlock()
