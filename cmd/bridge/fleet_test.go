@@ -161,7 +161,10 @@ func (f *fleet) tails() string {
 }
 
 // logWatch are the log lines the fleet counts, by what they contain.
-var logWatch = []string{"level=ERROR", "level=WARN", "export catch-up", "empty window", "lease lost", "store unreachable"}
+var logWatch = []string{"level=ERROR", "level=WARN", "export catch-up", "empty window", "lease lost", "store unreachable", startWait}
+
+// startWait is in the WARN of a replica that starts while its store cannot be reached.
+const startWait = "bridge run waits for it"
 
 // logCounts sums, over every process the fleet started, the lines containing each of logWatch.
 func (f *fleet) logCounts() map[string]int {

@@ -189,7 +189,7 @@ func checkOutageLog(t *testing.T, f *fleet) []string {
 	var out []string
 	for _, l := range f.all {
 		l.mu.Lock()
-		warns, errs := l.seen["store unreachable"], l.storeErrs
+		warns, errs, waited := l.seen["store unreachable"], l.storeErrs, l.seen[startWait]
 		for _, line := range l.outages {
 			if m := reachableAgain.FindStringSubmatch(line); m != nil {
 				out = append(out, m[1]+"/"+m[2])
@@ -199,6 +199,9 @@ func checkOutageLog(t *testing.T, f *fleet) []string {
 		l.mu.Unlock()
 		if errs > 0 {
 			t.Errorf("a replica logged %d lines with the unreachable store's error besides its WARN, want none (one WARN per outage, not one per statement); last lines:\n%s", errs, l)
+		}
+		if waited != 1 {
+			t.Errorf("a replica logged %d WARNs that it waits for the store at its start, want 1 (the replicas start while the server is down)", waited)
 		}
 		if warns > 3 {
 			t.Errorf("a replica logged %d \"store unreachable\" WARNs for three outages (at its start, the restart, the stop), want one per outage", warns)

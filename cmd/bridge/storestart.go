@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"log/slog"
 	"strings"
@@ -19,8 +21,9 @@ import (
 // "store reachable again" with how long it was away and how many tries failed. A replica
 // started beside its database, or while the server has no connection to spare, then starts
 // instead of exiting. What waiting cannot mend fails at once: a DSN that cannot be read, a
-// refused password or role, a database that does not exist, a failed migration. bridge run
-// --once, a batch job, fails at once too.
+// refused password or role, a database that does not exist, a TLS handshake that fails, a
+// failed migration. bridge run --once, a batch job, fails at once too. Stopped while waiting
+// (ctx done), it returns errStoppedWaiting.
 func openStoreWaiting(ctx context.Context, cfg *Config, once bool, log *slog.Logger) (database, error) {
 	var since time.Time
 	failures := 0
@@ -42,20 +45,36 @@ func openStoreWaiting(ctx context.Context, cfg *Config, once bool, log *slog.Log
 		failures++
 		select {
 		case <-ctx.Done():
-			return nil, err
+			return nil, errStoppedWaiting
 		case <-time.After(wait):
 		}
 	}
 }
 
+// errStoppedWaiting is openStoreWaiting's answer when the bridge is stopped while it waits.
+var errStoppedWaiting = errors.New("stopped while waiting for the store")
+
 // storeNotYet reports whether err, from opening a PostgreSQL store, may go away by waiting:
-// the server unreachable (postgres.Unreachable) or out of connection slots (SQLSTATE 53300),
-// and not refused by the server for a reason of the DSN's (pgconn wraps every error of a
-// connection attempt as a ConnectError, which Unreachable accepts: a wrong password is one).
+// the server unreachable (postgres.Unreachable) or out of connection slots (SQLSTATE 53300:
+// "too many clients already", or a role's own limit, which an operator may raise), and not
+// refused for a reason of the DSN's or the server's set-up: pgconn wraps every error of a
+// connection attempt as a ConnectError, which Unreachable accepts, a wrong password or a
+// certificate that does not verify among them.
 func storeNotYet(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return pe.Code == "53300" || strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var (
+		verify    *tls.CertificateVerificationError
+		record    tls.RecordHeaderError
+		authority x509.UnknownAuthorityError
+		host      x509.HostnameError
+		invalid   x509.CertificateInvalidError
+	)
+	if errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &authority) || errors.As(err, &host) ||
+		errors.As(err, &invalid) || strings.Contains(err.Error(), "server refused TLS connection") {
+		return false
 	}
 	return postgres.Unreachable(err)
 }

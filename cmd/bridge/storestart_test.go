@@ -49,6 +49,7 @@ func TestStoreNotYet(t *testing.T) {
 		{"no connection slot", with(func(u *url.URL) { u.User = url.User(role) }), true},
 		{"no such database", with(func(u *url.URL) { u.Path = "/bridge_no_such_database" }), false},
 		{"no such role", with(func(u *url.URL) { u.User = url.User("bridge_no_such_role") }), false},
+		{"certificate not trusted", with(func(u *url.URL) { u.RawQuery = "sslmode=verify-full" }), false},
 	}
 	for _, tc := range tests {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
