@@ -63,6 +63,10 @@ type Config struct {
 	Metrics Metrics
 }
 
+// CloseIdleConnections closes the connections the client keeps alive between requests; those
+// in use are left alone.
+func (c *Client) CloseIdleConnections() { c.r.GetClient().CloseIdleConnections() }
+
 // IdleConnsPerHost is how many kept-alive connections the default client keeps idle for the
 // service's host, each for 90 s: the most a quiet client holds open.
 const IdleConnsPerHost = 16

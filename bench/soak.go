@@ -60,6 +60,7 @@ func Soak(ctx context.Context, env Env) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench soak: %w", err)
 	}
+	left := rig.connectionsLeft()
 	counts, _ := rig.store.Counts(ctx)
 	rx, err := rig.peer.stop()
 	rig.peer = nil
@@ -69,6 +70,7 @@ func Soak(ctx context.Context, env Env) (*Report, error) {
 	env.Logf("bench soak: %d recordings written, jobs %v, %d deliveries answered 2xx, %d refused in fault windows",
 		rig.written.Load(), counts, rx.OK, rx.Refused)
 	results, charts := soakResults(samples, d, rx.OK)
+	results = append(results, Goal{MaxValue: Ref(0)}.Figure("soak_http_connections_left", float64(left), "connections", nil, ""))
 	return &Report{Results: results, Charts: charts}, nil
 }
 
@@ -163,6 +165,7 @@ type soakRig struct {
 	pipeline                    *bridge.Pipeline
 	relay                       *relay.Relay
 	sub                         *bus.Subscriber
+	client                      *api.Client // the pipeline's and the relay's API client
 	written                     atomic.Int64
 }
 
@@ -199,6 +202,7 @@ func (r *soakRig) wire(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("api client: %w", err)
 	}
+	r.client = client
 	src, err := localdir.New(localdir.Config{Path: r.inbox, MoveFinished: true})
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
@@ -295,6 +299,21 @@ func (r *soakRig) run(ctx context.Context, env Env, d time.Duration) ([]soakSamp
 		}
 	}
 	return samples, nil
+}
+
+// connectionsLeft closes the idle connections of the API client and the endpoints' clients,
+// once the pipeline and the relay have stopped, and returns how many HTTP client connections
+// are still open after up to 5 s: none, unless a response body was left open (a connection
+// out of its pool for good) or a request outlived its part.
+func (r *soakRig) connectionsLeft() int {
+	r.client.CloseIdleConnections()
+	r.relay.CloseIdleConnections()
+	reads, _ := httpConnGoroutines()
+	for deadline := time.Now().Add(5 * time.Second); reads > 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // a closed connection's goroutines end on their own
+		reads, _ = httpConnGoroutines()
+	}
+	return reads
 }
 
 // put writes the next recording beside the inbox and renames it in, whole.

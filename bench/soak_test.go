@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -79,5 +82,62 @@ func TestSoakResults(t *testing.T) {
 		if len(failed) != len(want) || len(want) == 1 && failed[0] != want[0] {
 			t.Errorf("soakResults(%s, %q grows, %d deliveries) failed = %v, want %v (%+v)", tc.d, tc.grow, tc.deliveries, failed, want, results)
 		}
+	}
+}
+
+// TestHTTPConnCount: httpConnGoroutines counts a kept-alive client connection (a reading and a
+// writing goroutine), and a connection whose response body is left open stays counted after
+// its client closes its idle connections, as soak_http_connections_left expects.
+func TestHTTPConnCount(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{}}
+	count := func() int {
+		reads, _ := httpConnGoroutines()
+		return reads
+	}
+	// settle waits up to 5 s for count to reach want (goroutines of a closed connection end on
+	// their own), then for as many writing goroutines as reading ones.
+	settle := func(want int) int {
+		n := count()
+		for deadline := time.Now().Add(5 * time.Second); n != want && time.Now().Before(deadline); n = count() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		reads, writes := httpConnGoroutines()
+		for deadline := time.Now().Add(5 * time.Second); reads != writes && time.Now().Before(deadline); reads, writes = httpConnGoroutines() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if reads != writes {
+			t.Errorf("httpConnGoroutines() = %d reading, %d writing, want as many", reads, writes)
+		}
+		return n
+	}
+	base := count()
+	get := func() *http.Response {
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := get()
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close() // back to the pool, kept alive
+	if n := settle(base + 1); n != base+1 {
+		t.Errorf("with one kept-alive connection, httpConnGoroutines() = %d connections, want %d", n, base+1)
+	}
+	client.CloseIdleConnections()
+	if n := settle(base); n != base {
+		t.Errorf("after CloseIdleConnections, httpConnGoroutines() = %d connections, want %d", n, base)
+	}
+	leaked := get() // its body left open: the connection stays out of the pool
+	client.CloseIdleConnections()
+	if n := settle(base + 1); n != base+1 {
+		t.Errorf("with a body left open, after CloseIdleConnections, httpConnGoroutines() = %d connections, want %d", n, base+1)
+	}
+	leaked.Body.Close()
+	client.CloseIdleConnections()
+	if n := settle(base); n != base {
+		t.Errorf("with the body closed, after CloseIdleConnections, httpConnGoroutines() = %d connections, want %d", n, base)
 	}
 }
