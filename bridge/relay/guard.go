@@ -135,6 +135,15 @@ func (g *guarded) RoundTrip(req *http.Request) (*http.Response, error) {
 	return g.proxied.RoundTrip(req)
 }
 
+// CloseIdleConnections closes the connections the endpoints' clients keep alive between
+// deliveries; those in use are left alone.
+func (r *Relay) CloseIdleConnections() {
+	r.init()
+	for _, c := range r.clients {
+		c.CloseIdleConnections()
+	}
+}
+
 // CloseIdleConnections closes the idle connections of both transports (http.Client calls it).
 func (g *guarded) CloseIdleConnections() {
 	g.direct.CloseIdleConnections()

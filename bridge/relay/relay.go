@@ -104,15 +104,6 @@ func (r *Relay) init() {
 	})
 }
 
-// CloseIdleConnections closes the connections the endpoints' clients keep alive between
-// deliveries; those in use are left alone.
-func (r *Relay) CloseIdleConnections() {
-	r.init()
-	for _, c := range r.clients {
-		c.CloseIdleConnections()
-	}
-}
-
 func (r *Relay) now() time.Time {
 	if r.Now != nil {
 		return r.Now().UTC()

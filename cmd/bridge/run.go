@@ -138,12 +138,8 @@ func runBridge(ctx context.Context, cfg *Config, once bool, stdout, stderr io.Wr
 		return err
 	}
 	store, err := openStoreWaiting(ctx, cfg, once, log)
-	if errors.Is(err, errStoppedWaiting) {
-		log.Info("bridge stopped while waiting for the store")
-		return nil
-	}
 	if err != nil {
-		return err
+		return stoppedWaiting(err, log)
 	}
 	defer store.Close()
 	defer writerProcs(store)()

@@ -54,6 +54,16 @@ func openStoreWaiting(ctx context.Context, cfg *Config, once bool, log *slog.Log
 // errStoppedWaiting is openStoreWaiting's answer when the bridge is stopped while it waits.
 var errStoppedWaiting = errors.New("stopped while waiting for the store")
 
+// stoppedWaiting is bridge run's end when openStoreWaiting failed with err: a stop while it
+// waited is a clean one (nil, logged); any other error is returned.
+func stoppedWaiting(err error, log *slog.Logger) error {
+	if errors.Is(err, errStoppedWaiting) {
+		log.Info("bridge stopped while waiting for the store")
+		return nil
+	}
+	return err
+}
+
 // storeNotYet reports whether err, from opening a PostgreSQL store, may go away by waiting:
 // the server unreachable (postgres.Unreachable) or out of connection slots (SQLSTATE 53300:
 // "too many clients already", or a role's own limit, which an operator may raise), and not
