@@ -58,6 +58,7 @@ func runStoreOutage(t *testing.T, busDriver string) {
 	f := newFleet(t, rig.config, replicaCount)
 	time.Sleep(storeAtStart)
 	pg.Start()
+	waitAllReady(t, f, 2*time.Minute) // every replica serves before the outages below
 	start := time.Now()
 	fed := rig.feed(outageFiles, outageFeed)
 

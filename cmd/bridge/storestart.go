@@ -17,7 +17,8 @@ import (
 // openStoreWaiting is openDatabase for bridge run. On PostgreSQL, without --once, a server that
 // cannot be reached yet (down, starting up, shutting down, or out of connection slots: "too many
 // clients") is waited for, as the running bridge waits out an outage: one WARN "store
-// unreachable" with the error, a new try with backoff (1 s doubling to 30 s), and one INFO
+// unreachable" with the error, a new try with backoff (1 s doubling to 4 s, as the running
+// bridge's watcher pings: one connection attempt each), and one INFO
 // "store reachable again" with how long it was away and how many tries failed. A replica
 // started beside its database, or while the server has no connection to spare, then starts
 // instead of exiting. What waiting cannot mend fails at once: a DSN that cannot be read, a
@@ -27,7 +28,7 @@ import (
 func openStoreWaiting(ctx context.Context, cfg *Config, once bool, log *slog.Logger) (database, error) {
 	var since time.Time
 	failures := 0
-	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+	for wait := time.Second; ; wait = min(2*wait, 4*time.Second) {
 		db, err := openDatabase(ctx, cfg)
 		if err == nil {
 			if failures > 0 {
