@@ -19,8 +19,9 @@ import (
 // once are what two replicas' committers already are to the store: records are fenced by
 // their leases, claims skip what another transaction holds.
 
-// commit writes one batch of what has gathered; it reports whether it wrote anything (the
-// caller commits again at once: more may have gathered meanwhile). The batch's records and
+// commit writes one batch of what has gathered; it reports whether it wrote anything or handed
+// records to a transaction of their own (the caller commits again at once: more may have
+// gathered meanwhile). The batch's records and
 // fan-outs make their lanes' claims of the same batch worth making: the transaction records
 // first, fans out next and claims last (unless its records go apart: recordApart).
 func (e *engine) commit(ctx context.Context) bool {
@@ -89,7 +90,7 @@ func (e *engine) commit(ctx context.Context) bool {
 		if ctx.Err() == nil {
 			e.r.Log.Error("relay: commit", "error", err)
 		}
-		time.Sleep(commitBackoff(failures)) // a store down or busy: no spinning
+		pause(ctx, commitBackoff(failures)) // a store down or busy: no spinning
 		return false
 	}
 	e.failures = 0
@@ -128,9 +129,10 @@ func (e *engine) writeRecords(ctx context.Context, b bridge.DeliveryBatch) {
 		e.mu.Unlock()
 		if ctx.Err() == nil {
 			e.r.Log.Error("relay: commit records", "error", err)
-			time.Sleep(commitBackoff(failures))
+			pause(ctx, commitBackoff(failures))
 		}
 	} else {
+		e.failures = 0
 		if err := e.r.recorded(b.Records); err != nil {
 			e.r.Log.Error("relay: record", "error", err)
 		}
@@ -143,6 +145,16 @@ func (e *engine) writeRecords(ctx context.Context, b bridge.DeliveryBatch) {
 	}
 	<-e.slots
 	e.signal()
+}
+
+// pause waits for d, or less when ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // putBack keeps a failed batch's records and releases for the next one, asks its claims again

@@ -14,7 +14,8 @@ import (
 // its own workers. One committer goroutine group-commits what the lanes and the bus produce:
 // the attempts recorded, the events fanned out and the claims that refill the queues go to
 // the store in one transaction (bridge.DeliveryBatch), as many as gathered while the previous
-// transaction ran; a fan-out is gathered once its lanes have room (admit.go). No HTTP call
+// transaction ran (with Relay.Committers above 1, the records may go to one of their own beside
+// it: commit.go); a fan-out is gathered once its lanes have room (admit.go). No HTTP call
 // runs inside a transaction, and no goroutine is started per delivery.
 type engine struct {
 	r        *Relay
@@ -33,7 +34,7 @@ type engine struct {
 	room     chan struct{}
 	heldBack int
 	poll     *time.Timer
-	failures int // commits failed in a row (commitBackoff)
+	failures int // commits failed in a row, of either kind (commitBackoff); a success resets it
 	// slots holds a token per transaction of records written apart (commit.go), when the
 	// relay has several committers; nil with one.
 	slots    chan struct{}
