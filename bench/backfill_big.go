@@ -114,12 +114,14 @@ func batch(paths []string, atOnce int, send func(string) error) (float64, error)
 	return secs, nil
 }
 
-// memoryDir returns a folder in memory (/dev/shm, a tmpfs) to keep need bytes in, when it has
-// them to spare, else dir; and what to call the place in a log line.
+// memoryDir returns a folder in memory (/dev/shm, a tmpfs) to keep need bytes in, when both
+// the tmpfs and the machine's available memory (MemAvailable, twice need: the rest of the
+// machine keeps as much) have them to spare, else dir; and what to call the place in a log line.
 func memoryDir(dir string, need int64) (string, string) {
 	const shm = "/dev/shm"
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(shm, &st); err == nil && int64(st.Bavail)*int64(st.Bsize) > need {
+	avail, err := procField("/proc/meminfo", "MemAvailable")
+	if err == nil && avail > uint64(2*need) && syscall.Statfs(shm, &st) == nil && int64(st.Bavail)*int64(st.Bsize) > need {
 		return shm, "memory (" + shm + ")"
 	}
 	if dir == "" {

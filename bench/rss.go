@@ -78,7 +78,11 @@ func procStatus(field string) (uint64, error) { return procStatusOf("self", fiel
 
 // procStatusOf returns field of /proc/<pid>/status in bytes (pid "self": this process's).
 func procStatusOf(pid, field string) (uint64, error) {
-	path := "/proc/" + pid + "/status"
+	return procField("/proc/"+pid+"/status", field)
+}
+
+// procField returns field of a /proc file of "name: value kB" lines (status, meminfo) in bytes.
+func procField(path, field string) (uint64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
