@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/transcript-bridge/bridge/bridge/natsbus"
+	"github.com/transcript-bridge/bridge/bridge/relay"
 )
 
 // relayScale is bench relay on PostgreSQL (--store postgres), with the store's bus or NATS
@@ -143,7 +144,7 @@ func scaleDrain(ctx context.Context, env Env, o RelayOptions, rx *receiver, jobs
 		shares = append(shares, fmt.Sprintf("%.0f", r))
 		commits = append(commits, fmt.Sprintf("%d in %.1f s", c.commits.Load(), time.Duration(c.busy.Load()).Seconds()))
 	}
-	env.Logf("bench relay: group commits per replica: %s", strings.Join(commits, ", "))
+	env.Logf("bench relay: group commits per replica (time in Commit summed over transactions, which overlap with %d committers): %s", relay.CommittersPostgres, strings.Join(commits, ", "))
 	env.Logf("bench relay: %d replica(s) on bus %s: %.0f deliveries/s in %.1f s (per replica %s); %s; servers: %.1f µs of CPU per delivery",
 		o.Replicas, o.Bus, res.rate, took.Seconds(), strings.Join(shares, ", "), perItem(used, took, int(n), "delivery"), res.serverPer)
 	return res, nil

@@ -39,7 +39,8 @@ const soakEvery = 2 * time.Second
 // resident set, goroutines, open files and HTTP client connections (the fewest seen in the
 // interval) and the database's size, and writes a heap profile into env.HeapProfiles when set;
 // the figures are each one's growth over the second half of the run, the goroutines and files
-// beside the connections', and the connections against their pools' bound (soakResults).
+// beside the connections', and the connections against their pools' bound (soakResults); at
+// the end, none may be left open once the clients closed their idle ones (connectionsLeft).
 func Soak(ctx context.Context, env Env) (*Report, error) {
 	d := env.Duration
 	if d <= 0 {
@@ -113,7 +114,8 @@ func soakResults(samples []soakSample, d time.Duration, deliveries int64) ([]Res
 // soakConnBound is the most HTTP client connections the soak's bridge may hold through a whole
 // sample interval: what the pools keep idle, the API client's for the sandbox and each of the
 // two endpoints' (the receiver is on loopback, allowed, so one transport each). A response
-// body left open keeps its connection out of the pool for good: such leaks go past this bound.
+// body left open keeps its connection out of the pool for good: many such leaks go past this
+// bound, and any one is left open at the end (soak_http_connections_left, connectionsLeft).
 const soakConnBound = api.IdleConnsPerHost + 2*relay.IdleConnsPerHost
 
 // soakBeside are the lines drawn beside a metric's, not judged: the Go heap, the Go runtime's
