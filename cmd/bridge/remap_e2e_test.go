@@ -45,6 +45,7 @@ func TestHeldJobsMoveSoonAfterMappingChanges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the bridge as a child process")
 	}
+	t.Parallel()
 	sb := sandboxtest.Start(t, func(o *sandbox.Options) { o.TimeScale = 0.01 })
 	ctx := context.Background()
 	dir := t.TempDir()
