@@ -51,7 +51,7 @@ type Config struct {
 	// MaxInFlight is how many delivered, unacknowledged messages a consumer group may hold at
 	// once across its subscribers (default 100), handed out in no guaranteed order (the relay
 	// keeps each job's events in order by itself): each subscription hands out up to this many
-	// at once (at most 32), which the relay's fan-out commits together, and a replica's crash
+	// at once, which the relay's fan-out commits together, and a replica's crash
 	// holds back only what it held (for bus.ack_wait). 1 is strict order: one message at a time
 	// across the group, each event a commit of its own (about 800 deliveries/s, BENCHMARKS.md).
 	MaxInFlight int `koanf:"max_in_flight"`

@@ -13,12 +13,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// gate lets the consumer's callback into watermill-nats' handler until the subscription shuts
-// it; shut waits for the callback in progress. It also holds the consumer's pull, so that the
-// subscription can stop pulling before it gives messages back.
+// gate lets the consumer's messages into watermill-nats' handler until the subscription shuts
+// it, up to bus.max_in_flight of them at once, each handled on a goroutine of its own; shut waits for the
+// handlers in progress. It also holds the consumer's pull, so that the subscription can stop
+// pulling before it gives messages back.
 type gate struct {
-	mu     sync.RWMutex
+	mu     sync.RWMutex // read-held by each message's handler
 	closed bool
+	slots  chan struct{} // one per handler in progress
 
 	ccMu    sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -26,6 +28,8 @@ type gate struct {
 }
 
 type gateKey struct{}
+
+func newGate(inFlight int) *gate { return &gate{slots: make(chan struct{}, max(1, inFlight))} }
 
 func (g *gate) enter() bool {
 	g.mu.RLock()
@@ -68,8 +72,12 @@ func (g *gate) stopPulling() {
 	}
 }
 
-// guarded wraps the consumer that watermill-nats reads so that its callback passes the gate
-// and every message is settled with the server by the time the callback returns (see settle).
+// guarded wraps the consumer that watermill-nats reads so that each message passes the gate,
+// goes to watermill-nats' handler on a goroutine of its own (the client calls back one message
+// at a time, and the handler waits for the message's ack: a pull would otherwise hand out one
+// message at a time), and is settled with the server by the time that goroutine ends (see
+// settle). The callback waits while bus.max_in_flight messages are in handlers: with 1, a
+// message is handed out only once the one before is settled.
 type guarded struct {
 	jetstream.Consumer
 	s    *Subscriber
@@ -84,8 +92,12 @@ func (g guarded) Consume(handler jetstream.MessageHandler, opts ...jetstream.Pul
 			_ = msg.Nak()
 			return
 		}
-		defer g.gate.leave()
-		g.s.settle(handler, msg)
+		g.gate.slots <- struct{}{}
+		go func() {
+			defer g.gate.leave()
+			defer func() { <-g.gate.slots }()
+			g.s.settle(handler, msg)
+		}()
 	}, opts...)
 	if err == nil {
 		g.gate.pulling(cc)
@@ -136,7 +148,7 @@ func isClosed(c <-chan struct{}) bool {
 }
 
 // tracked is a JetStream message that remembers whether it was settled with the server, and
-// the Watermill message made of it. Only the consumer's callback goroutine touches it.
+// the Watermill message made of it. Only the message's handler goroutine touches it.
 type tracked struct {
 	jetstream.Msg
 	wm      *message.Message

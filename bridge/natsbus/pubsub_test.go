@@ -14,7 +14,7 @@ import (
 // testConfig is a bus on url under prefix for group, with the short waits of tests.
 func testConfig(url, prefix, group string) natsbus.Config {
 	return natsbus.Config{URL: url, SubjectPrefix: prefix, ConsumerGroup: group, AckWait: 2 * time.Second, NakDelay: 10 * time.Millisecond,
-		MaxInFlight: 1} // strict order, which most tests here check; TestPubSub also runs the default's lanes
+		MaxInFlight: 1} // strict order, which most tests here check; TestPubSub also runs the default, 100
 }
 
 func newPubSub(t *testing.T, cfg natsbus.Config) (*natsbus.Publisher, *natsbus.Subscriber) {
@@ -33,7 +33,7 @@ func newPubSub(t *testing.T, cfg natsbus.Config) (*natsbus.Publisher, *natsbus.S
 
 // TestPubSub runs Watermill's universal Pub/Sub suite on an embedded server, and on the real
 // one (BRIDGE_TEST_NATS_URL) under a subject prefix and stream of its own, deleted after; on
-// the real one also with bus.max_in_flight 100, the default (lanes of one subscription, no
+// the real one also with bus.max_in_flight 100, the default (100 messages out at once, no
 // order).
 func TestPubSub(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) {

@@ -3,7 +3,9 @@ package natsbus_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -432,4 +434,51 @@ func TestPoisonQueueRouter(t *testing.T) {
 		waitBacklog(t, sub, "events", 0)
 		waitBacklog(t, sub, "events.poison", 0)
 	})
+}
+
+// TestInFlightBound: a subscription hands out bus.max_in_flight messages at once, none acked,
+// and not one more until one is acked; then the rest, each once.
+func TestInFlightBound(t *testing.T) {
+	for _, inFlight := range []int{2, 10, 100} {
+		t.Run(strconv.Itoa(inFlight), func(t *testing.T) {
+			url := natstest.Embedded(t)
+			cfg := testConfig(url, natstest.Prefix(t, url), "relay")
+			cfg.MaxInFlight = inFlight
+			cfg.AckWait = time.Minute // held messages are not delivered again
+			pub, sub := newPubSub(t, cfg)
+			defer pub.Close()
+			defer sub.Close()
+			total := inFlight + 5
+			var ids []string
+			for i := range total {
+				ids = append(ids, fmt.Sprintf("m%03d", i))
+			}
+			publish(t, pub, "events", ids...)
+			ch := subscribe(t, sub, "events")
+			seen := map[string]bool{}
+			var held []*message.Message
+			for range inFlight {
+				m := receive(t, ch, 10*time.Second)
+				seen[m.UUID] = true
+				held = append(held, m)
+			}
+			nothing(t, ch, 300*time.Millisecond) // max_in_flight are out
+			held[0].Ack()
+			m := receive(t, ch, 10*time.Second)
+			seen[m.UUID] = true
+			held = append(held[1:], m)
+			for _, m := range held {
+				m.Ack()
+			}
+			for len(seen) < total {
+				m := receive(t, ch, 10*time.Second)
+				if seen[m.UUID] {
+					t.Fatalf("%s delivered twice", m.UUID)
+				}
+				seen[m.UUID] = true
+				m.Ack()
+			}
+			waitBacklog(t, sub, "events", 0)
+		})
+	}
 }
