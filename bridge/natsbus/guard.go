@@ -14,11 +14,11 @@ import (
 )
 
 // gate lets the consumer's messages into watermill-nats' handler until the subscription shuts
-// it, up to bus.max_in_flight of them at once, each handled on a goroutine of its own; shut waits for the
-// handlers in progress. It also holds the consumer's pull, so that the subscription can stop
-// pulling before it gives messages back.
+// it, up to bus.max_in_flight of them at once, each handled on a goroutine of its own; shut
+// waits for the handlers in progress and for a callback waiting for a slot. It also holds the
+// consumer's pull, so that the subscription can stop pulling before it gives messages back.
 type gate struct {
-	mu     sync.RWMutex // read-held by each message's handler
+	mu     sync.RWMutex // read-held for each message from its callback to its handler's end
 	closed bool
 	slots  chan struct{} // one per handler in progress
 

@@ -79,8 +79,9 @@ func NewSubscriber(cfg Config, logger watermill.LoggerAdapter) (*Subscriber, err
 // consumeOptions are the subscription's pull options. With bus.max_in_flight 1, the client's
 // default pull batch (the server sends no more than bus.max_in_flight anyway; a batch of 1
 // stalled the subscriber for the pull expiry, 30 s, now and then). With more, a batch of half
-// of it (at least 4): with 3 replicas, one replica's pull does not take the group's whole
-// allowance while the others wait.
+// of it (at least 4). The callback returns as soon as a handler has the message, so the pull
+// asks for more while messages are in handlers: the consumer's MaxAckPending
+// (bus.max_in_flight) bounds the group, the gate's slots each subscription.
 func consumeOptions(maxInFlight int, onError jetstream.ConsumeErrHandlerFunc) []jetstream.PullConsumeOpt {
 	opts := []jetstream.PullConsumeOpt{jetstream.ConsumeErrHandler(onError)}
 	if maxInFlight > 1 {

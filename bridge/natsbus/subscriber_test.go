@@ -436,8 +436,9 @@ func TestPoisonQueueRouter(t *testing.T) {
 	})
 }
 
-// TestInFlightBound: a subscription hands out bus.max_in_flight messages at once, none acked,
-// and not one more until one is acked; then the rest, each once.
+// TestInFlightBound: a subscription hands out its bus.max_in_flight messages at once, none
+// acked, and not one more until one is acked (even when the group's consumer allows more);
+// then the rest, each once.
 func TestInFlightBound(t *testing.T) {
 	for _, inFlight := range []int{2, 10, 100} {
 		t.Run(strconv.Itoa(inFlight), func(t *testing.T) {
@@ -455,6 +456,18 @@ func TestInFlightBound(t *testing.T) {
 			}
 			publish(t, pub, "events", ids...)
 			ch := subscribe(t, sub, "events")
+			// Another replica configured with more in flight raises the group's allowance on
+			// the server: this subscription still hands out no more than its own.
+			wide := cfg
+			wide.MaxInFlight = 1000
+			other, err := natsbus.NewSubscriber(wide, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			if err := other.SubscribeInitialize("events"); err != nil {
+				t.Fatal(err)
+			}
 			seen := map[string]bool{}
 			var held []*message.Message
 			for range inFlight {

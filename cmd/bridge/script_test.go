@@ -55,6 +55,9 @@ func parallelWaitingTests() {
 		if a == "--" {
 			break
 		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
 		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "test.parallel" {
 			return
 		}
