@@ -21,9 +21,9 @@ import (
 
 // commit writes one batch of what has gathered; it reports whether it wrote anything or handed
 // records to a transaction of their own (the caller commits again at once: more may have
-// gathered meanwhile). The batch's records and
-// fan-outs make their lanes' claims of the same batch worth making: the transaction records
-// first, fans out next and claims last (unless its records go apart: recordApart).
+// gathered meanwhile). The batch's records and fan-outs make their lanes' claims of the same
+// batch worth making: the transaction records first, fans out next and claims last (unless
+// its records go apart: recordApart).
 func (e *engine) commit(ctx context.Context) bool {
 	b := bridge.DeliveryBatch{Now: e.r.now()}
 	e.mu.Lock()
